@@ -1,0 +1,137 @@
+"""Device memory through NVIDIA's cuda-bindings (cudaMalloc / cudaMemcpy / cudaFree): no torch.
+
+Triton 3.6's stock CUDA driver (backends/driver.py `GPUDriver.__init__`) imports torch for the
+current device, stream and capability. nbx installs a driver that answers those from cudart
+instead, so kernels launch on the legacy default stream with no torch in the process.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+from cuda.bindings import runtime as cudart
+
+from ..errors import BackendError, DeviceOOMError
+
+_H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+_D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost
+_D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice
+
+
+def _check(result, what: str):
+    err = result[0] if isinstance(result, tuple) else result
+    if int(err) != 0:
+        name = cudart.cudaGetErrorName(err)[1].decode()
+        raise BackendError(f"{what} failed: {name}")
+    if isinstance(result, tuple):
+        return result[1] if len(result) == 2 else result[1:]
+    return None
+
+
+def _free(ptr: int) -> None:
+    if ptr:
+        cudart.cudaFree(ptr)
+
+
+class DeviceStorage:
+    __slots__ = ("ptr", "nbytes", "_finalizer", "__weakref__")
+    device = "cuda"
+
+    def __init__(self, nbytes: int):
+        self.nbytes = int(nbytes)
+        err, ptr = cudart.cudaMalloc(max(self.nbytes, 1))
+        if int(err) == int(cudart.cudaError_t.cudaErrorMemoryAllocation):
+            cudart.cudaGetLastError()  # clear the sticky-free error so later calls work
+            free, total = _check(cudart.cudaMemGetInfo(), "cudaMemGetInfo")
+            raise DeviceOOMError(self.nbytes, f"cuda:{current_device()}",
+                                 f"{free / 2**30:.2f} GiB free of {total / 2**30:.2f} GiB")
+        _check((err, ptr), f"cudaMalloc({self.nbytes})")
+        self.ptr = int(ptr)
+        self._finalizer = weakref.finalize(self, _free, self.ptr)
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+    def read(self, offset: int, nbytes: int) -> np.ndarray:
+        out = np.empty(nbytes, dtype=np.uint8)
+        if nbytes:
+            _check(cudart.cudaMemcpy(out.ctypes.data, self.ptr + offset, nbytes, _D2H), "cudaMemcpy D2H")
+        return out
+
+    def write(self, offset: int, data: np.ndarray) -> None:
+        data = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        if data.size:
+            _check(cudart.cudaMemcpy(self.ptr + offset, data.ctypes.data, data.size, _H2D), "cudaMemcpy H2D")
+
+    def copy_from(self, offset: int, src: "DeviceStorage", src_offset: int, nbytes: int) -> None:
+        if nbytes:
+            _check(cudart.cudaMemcpy(self.ptr + offset, src.ptr + src_offset, nbytes, _D2D), "cudaMemcpy D2D")
+
+    def memset(self, value: int = 0) -> None:
+        _check(cudart.cudaMemset(self.ptr, value, max(self.nbytes, 1)), "cudaMemset")
+
+
+def allocate(nbytes: int) -> DeviceStorage:
+    return DeviceStorage(nbytes)
+
+
+def synchronize() -> None:
+    _check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize")
+
+
+def current_device() -> int:
+    return int(_check(cudart.cudaGetDevice(), "cudaGetDevice"))
+
+
+def _props():
+    return _check(cudart.cudaGetDeviceProperties(current_device()), "cudaGetDeviceProperties")
+
+
+def capability() -> tuple[int, int]:
+    p = _props()
+    return int(p.major), int(p.minor)
+
+
+def capability_str() -> str:
+    major, minor = capability()
+    return f"{major}{minor}"
+
+
+def device_name() -> str:
+    name = _props().name
+    return (name.decode() if isinstance(name, bytes) else str(name)).rstrip("\x00")
+
+
+def extra_info() -> dict:
+    p = _props()
+    free, total = _check(cudart.cudaMemGetInfo(), "cudaMemGetInfo")
+    drv = _check(cudart.cudaDriverGetVersion(), "cudaDriverGetVersion")
+    rt = _check(cudart.cudaRuntimeGetVersion(), "cudaRuntimeGetVersion")
+    return {"capability": f"{p.major}.{p.minor}", "multiprocessors": int(p.multiProcessorCount),
+            "memory_total_gib": round(total / 2**30, 2), "memory_free_gib": round(free / 2**30, 2),
+            "cuda_driver": int(drv), "cuda_runtime": int(rt)}
+
+
+def _install_triton_driver() -> None:
+    """Point Triton at cudart for device, stream and capability (no torch)."""
+    from triton.backends.nvidia.driver import CudaDriver, CudaLauncher, CudaUtils
+    from triton.runtime import driver
+
+    class NbxCudaDriver(CudaDriver):
+        def __init__(self):  # CudaDriver.__init__ would import torch through GPUDriver
+            self.utils = CudaUtils()
+            self.launcher_cls = CudaLauncher
+            self.get_device_capability = lambda device=None: capability()
+            self.get_current_stream = lambda device=None: 0   # the legacy default stream
+            self.get_current_device = current_device
+            self.set_current_device = lambda d: _check(cudart.cudaSetDevice(d), "cudaSetDevice")
+
+        @staticmethod
+        def is_active():
+            return True
+
+    _check(cudart.cudaFree(0), "cudaFree(0) (context creation)")  # makes the primary context current
+    driver.set_active(NbxCudaDriver())
+
+
+_install_triton_driver()

@@ -1,0 +1,73 @@
+"""libdevice under Triton's interpreter: each libdevice symbol answered by numpy.
+
+Triton 3.6's interpreter raises on `extern_elementwise` (runtime/interpreter.py
+`create_extern_elementwise`) and does not inject `_semantic` into the libdevice module. nbx installs
+an implementation that maps the symbol (`__nv_expf`, `__nv_exp`, ...) to the numpy ufunc of the
+same function, so the kernels in nbx/kernels/math.py are ONE source on both backends: on the GPU
+they call NVIDIA's libdevice, here numpy's libm (float32 symbols run numpy's float32 loops, float64
+symbols its float64 loops). Interpreter budgets therefore measure numpy's libm under nbx's
+algorithms, never the GPU's.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from triton.language.extra.cuda import libdevice
+from triton.runtime import interpreter as _interp
+
+
+def _elementwise(fn):
+    ufunc = np.frompyfunc(fn, 1, 1)
+
+    def apply(x):
+        return ufunc(x.astype(np.float64)).astype(np.float64).astype(x.dtype)
+    return apply
+
+
+def _rsqrt(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+def _signbit(x):
+    return np.signbit(x).astype(np.int32)
+
+
+# libdevice name (without __nv_ and without the float32 suffix f) -> numpy implementation
+SYMBOLS = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "exp10": lambda x: np.power(x.dtype.type(10), x),
+    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "sqrt": np.sqrt, "rsqrt": _rsqrt, "cbrt": np.cbrt,
+    "erf": _elementwise(math.erf), "erfc": _elementwise(math.erfc),
+    "atan2": np.arctan2, "hypot": np.hypot, "pow": np.power, "fmod": np.fmod,
+    "rint": np.rint, "nearbyint": np.rint, "trunc": np.trunc, "floor": np.floor, "ceil": np.ceil,
+    "copysign": np.copysign, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin,
+    "fma": lambda a, b, c: a * b + c, "signbit": _signbit,
+}
+
+
+def _lookup(symbol: str, args) -> callable:
+    name = symbol.removeprefix("__nv_")
+    if args and args[0].dtype == np.float32 and name.endswith("f") and name[:-1] in SYMBOLS:
+        return SYMBOLS[name[:-1]]
+    if name in SYMBOLS:
+        return SYMBOLS[name]
+    raise NotImplementedError(f"libdevice symbol {symbol} has no numpy implementation in nbx's interpreter table")
+
+
+def _extern_elementwise(self, lib_name, lib_path, symbol, arg_list, ret_type, is_pure):
+    args = [a.data for a in arg_list]
+    with np.errstate(all="ignore"):
+        out = _lookup(symbol, args)(*args)
+    scalar = ret_type.scalar
+    return _interp.TensorHandle(np.asarray(out).astype(_interp._get_np_dtype(scalar)), scalar)
+
+
+def install() -> None:
+    _interp.InterpreterBuilder.create_extern_elementwise = _extern_elementwise
+    # the interpreter injects `_semantic` only into tl and tl.math; do the same for libdevice, for good
+    _interp._patch_builtin(libdevice, _interp.interpreter_builder, _interp._LangPatchScope())

@@ -1,0 +1,141 @@
+"""The Measurement record: one op x dtype x suite on one backend, as the report layer stores it.
+
+JSON cannot hold inf or nan, and ulp figures are often inf (a special mismatch) or nan (a
+measurement that went wrong), so every float travels as a number or as one of the strings
+"inf", "-inf", "nan", and is decoded back on load.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+SUITES = ("bank", "exhaustive16", "sweep", "pairs", "layout", "intdiv")
+
+
+def encode_float(value: float) -> float | str:
+    """A float as JSON can carry it: inf/nan become the strings "inf", "-inf", "nan"."""
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def decode_float(value: Any) -> float:
+    """The inverse of encode_float; also accepts plain ints."""
+    if isinstance(value, str):
+        if value in ("inf", "-inf", "nan"):
+            return float(value)
+        raise ValueError(f"not an encoded float: {value!r} (allowed: a number, 'inf', '-inf', 'nan')")
+    return float(value)
+
+
+def _encode_series(series: dict | None) -> dict | None:
+    if series is None:
+        return None
+    return {name: [int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                   else encode_float(v) for v in values]
+            for name, values in series.items()}
+
+
+def _decode_series(series: dict | None, int_keys: tuple[str, ...] = ()) -> dict | None:
+    if series is None:
+        return None
+    return {name: [int(v) if name in int_keys else decode_float(v) for v in values]
+            for name, values in series.items()}
+
+
+@dataclass
+class Worst:
+    """One of the worst inputs of a measurement, everything as hex bit patterns."""
+    inputs: list[str]
+    got: str
+    expected: str
+    ulp: float
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"inputs": list(self.inputs), "got": self.got, "expected": self.expected,
+                "ulp": encode_float(self.ulp), "note": self.note}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Worst":
+        return cls(inputs=[str(x) for x in d["inputs"]], got=str(d["got"]),
+                   expected=str(d["expected"]), ulp=decode_float(d["ulp"]),
+                   note=str(d.get("note", "")))
+
+
+_FLOAT_FIELDS = ("max_ulp", "mean_ulp", "p999_ulp", "wall_s")
+_INT_FIELDS = ("cases", "not_correctly_rounded", "special_mismatches", "wrong",
+               "close_calls", "unresolved", "layouts")
+
+
+@dataclass
+class Measurement:
+    op: str
+    dtype: str
+    suite: str
+    backend: str
+    cases: int = 0
+    max_ulp: float = 0.0
+    mean_ulp: float = 0.0
+    p999_ulp: float = 0.0
+    not_correctly_rounded: int = 0
+    special_mismatches: int = 0
+    wrong: int = 0
+    close_calls: int = 0
+    unresolved: int = 0
+    layouts: int = 0
+    wall_s: float = 0.0
+    worst: list[Worst] = field(default_factory=list)
+    plot: dict | None = None
+    hist: dict | None = None
+    error: str = ""
+
+    @property
+    def frac_not_correctly_rounded(self) -> float:
+        return self.not_correctly_rounded / self.cases if self.cases else 0.0
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.op, self.dtype, self.suite)
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"op": self.op, "dtype": self.dtype, "suite": self.suite,
+                             "backend": self.backend}
+        for name in _INT_FIELDS:
+            d[name] = int(getattr(self, name))
+        for name in _FLOAT_FIELDS:
+            d[name] = encode_float(getattr(self, name))
+        d["worst"] = [w.to_dict() for w in self.worst]
+        d["plot"] = _encode_series(self.plot)
+        d["hist"] = _encode_series(self.hist)
+        d["error"] = self.error
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Measurement":
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"Measurement.from_dict: unknown fields {sorted(unknown)}")
+        missing = {"op", "dtype", "suite", "backend"} - set(d)
+        if missing:
+            raise ValueError(f"Measurement.from_dict: missing fields {sorted(missing)}")
+        kwargs: dict[str, Any] = {name: str(d[name]) for name in ("op", "dtype", "suite", "backend")}
+        for name in _INT_FIELDS:
+            if name in d:
+                kwargs[name] = int(d[name])
+        for name in _FLOAT_FIELDS:
+            if name in d:
+                kwargs[name] = decode_float(d[name])
+        kwargs["worst"] = [Worst.from_dict(w) for w in d.get("worst", [])]
+        kwargs["plot"] = _decode_series(d.get("plot"))
+        kwargs["hist"] = _decode_series(d.get("hist"), int_keys=("counts",))
+        kwargs["error"] = str(d.get("error", ""))
+        return cls(**kwargs)

@@ -1,0 +1,47 @@
+"""The report layer: a run's measurements as JSON, Markdown, JUnit XML and one HTML page.
+
+write_report puts the four files in a run directory, each written atomically, then swings the
+`latest` symlink to it, so a reader of reports/latest sees a whole report or the previous one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbx.harness.report.diff import Change, ReportDiff, diff_reports, format_diff
+from nbx.harness.report.html import render_html
+from nbx.harness.report.json_report import (REPORT_FILE, Key, Report, atomic_symlink,
+                                            atomic_write_text, load_report, merge_reports,
+                                            new_run_id)
+from nbx.harness.report.junit import render_junit
+from nbx.harness.report.markdown import render_markdown
+
+__all__ = ["Change", "Key", "Report", "ReportDiff", "atomic_symlink", "atomic_write_text",
+           "diff_reports", "format_diff", "load_report", "merge_reports", "new_run_id",
+           "render_html", "render_junit", "render_markdown", "write_report"]
+
+
+def write_report(report: Report, run_dir: Path, latest: Path | None = None, *,
+                 failures: dict[Key, list[str]] | None = None) -> dict[str, Path]:
+    """Write report.json, summary.md, junit.xml and report.html into run_dir, then point
+    `latest` (a relative symlink) at run_dir. Returns the written paths by format.
+
+    failures: measurement key -> budget failure messages, from the budget checker; without it
+    only measurements with an error are marked as failing.
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    rendered = {
+        "markdown": ("summary.md", render_markdown(report, failures=failures)),
+        "junit": ("junit.xml", render_junit(report, failures=failures)),
+        "html": ("report.html", render_html(report, failures=failures)),
+        # report.json last: its presence means the other three are complete too.
+        "json": (REPORT_FILE, report.to_json()),
+    }
+    paths: dict[str, Path] = {}
+    for fmt, (name, text) in rendered.items():
+        paths[fmt] = run_dir / name
+        atomic_write_text(paths[fmt], text)
+    if latest is not None:
+        atomic_symlink(run_dir, Path(latest))
+    return paths

@@ -1,0 +1,130 @@
+"""Compare two reports: what regressed, what improved, what appeared and disappeared."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from nbx.harness.measurement import Measurement
+from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp
+
+# Figures where more is worse. max_ulp honours the tolerance; the others are counts whose
+# budget is 0 and where any increase matters.
+COUNT_FIELDS = ("special_mismatches", "wrong", "not_correctly_rounded")
+
+
+@dataclass
+class Change:
+    key: Key
+    field: str
+    old: float | str
+    new: float | str
+
+    def describe(self) -> tuple[str, str, str]:
+        if self.field == "error":
+            first = lambda text: (str(text).strip().splitlines() or ["-"])[0][:60]
+            return (self.field, first(self.old), first(self.new))
+        fmt = fmt_frac if self.field == "frac_not_correctly_rounded" else fmt_ulp
+        return (self.field, fmt(float(self.old)), fmt(float(self.new)))
+
+
+@dataclass
+class ReportDiff:
+    old_run_id: str
+    new_run_id: str
+    old_backend: str
+    new_backend: str
+    regressions: list[Change] = field(default_factory=list)
+    improvements: list[Change] = field(default_factory=list)
+    added: list[Key] = field(default_factory=list)
+    removed: list[Key] = field(default_factory=list)
+
+    @property
+    def same_backend(self) -> bool:
+        return self.old_backend == self.new_backend
+
+    @property
+    def has_regressions(self) -> bool:
+        return bool(self.regressions)
+
+
+def _rank(value: float) -> float:
+    """nan is worse than any number, inf included: it means the figure could not be computed."""
+    return math.inf if value != value else value
+
+
+def _compare(old: Measurement, new: Measurement, tolerance: float) -> tuple[list[Change], list[Change]]:
+    worse: list[Change] = []
+    better: list[Change] = []
+    key = new.key()
+    o, n = old.max_ulp, new.max_ulp
+    if (n != n) != (o != o):
+        (worse if n != n else better).append(Change(key, "max_ulp", o, n))
+    elif o == o and n != o:
+        # inf == inf is no change; inf - inf would be nan, hence the explicit equality test.
+        if _rank(n) > _rank(o) + tolerance:
+            worse.append(Change(key, "max_ulp", o, n))
+        elif _rank(n) < _rank(o) - tolerance:
+            better.append(Change(key, "max_ulp", o, n))
+    for name in COUNT_FIELDS:
+        if name == "not_correctly_rounded" and old.cases != new.cases:
+            # Different case counts (another profile or sample size): compare the fraction.
+            ov, nv, name = old.frac_not_correctly_rounded, new.frac_not_correctly_rounded, \
+                "frac_not_correctly_rounded"
+        else:
+            ov, nv = getattr(old, name), getattr(new, name)
+        if nv > ov:
+            worse.append(Change(key, name, ov, nv))
+        elif nv < ov:
+            better.append(Change(key, name, ov, nv))
+    if bool(new.error) != bool(old.error):
+        (worse if new.error else better).append(Change(key, "error", old.error, new.error))
+    return worse, better
+
+
+def diff_reports(old: Report, new: Report, *, tolerance: float = 0.0) -> ReportDiff:
+    """Per key in both reports, the figures that went up (regressions) or down (improvements).
+
+    tolerance: max_ulp changes of at most this many ulp are ignored (timing-free figures are
+    deterministic, but a sampled sweep with another seed moves by a few hundredths).
+    Reports of different backends are still compared; ReportDiff.same_backend says so.
+    """
+    if not (tolerance >= 0):
+        raise ValueError(f"diff_reports: tolerance must be a number >= 0, got {tolerance!r}")
+    old_by, new_by = old.by_key(), new.by_key()
+    d = ReportDiff(old_run_id=old.run_id, new_run_id=new.run_id,
+                   old_backend=old.backend_id, new_backend=new.backend_id,
+                   added=sorted(set(new_by) - set(old_by)),
+                   removed=sorted(set(old_by) - set(new_by)))
+    for key in sorted(set(old_by) & set(new_by)):
+        worse, better = _compare(old_by[key], new_by[key], tolerance)
+        d.regressions += worse
+        d.improvements += better
+    return d
+
+
+def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    return [line(header), line(tuple("-" * w for w in widths))] + [line(r) for r in rows]
+
+
+def format_diff(d: ReportDiff) -> str:
+    """A plain-text summary: header, then regressions, improvements, added and removed keys."""
+    lines = [f"nbx report diff: {d.old_run_id} ({d.old_backend or '?'}) -> "
+             f"{d.new_run_id} ({d.new_backend or '?'})"]
+    if not d.same_backend:
+        lines.append(f"NOTE: different backends ({d.old_backend or '?'} vs {d.new_backend or '?'}); "
+                     "figures are compared anyway")
+    lines.append(f"{len(d.regressions)} regressions, {len(d.improvements)} improvements, "
+                 f"{len(d.added)} added, {len(d.removed)} removed")
+    header = ("op", "dtype", "suite", "figure", "old", "new")
+    for title, changes in (("Regressions", d.regressions), ("Improvements", d.improvements)):
+        if changes:
+            lines += ["", f"{title} ({len(changes)}):"]
+            lines += _table([(*c.key, *c.describe()) for c in changes], header)
+    for title, keys in (("Added", d.added), ("Removed", d.removed)):
+        if keys:
+            lines += ["", f"{title} ({len(keys)}):"]
+            lines += _table([tuple(k) for k in keys], ("op", "dtype", "suite"))
+    return "\n".join(lines) + "\n"

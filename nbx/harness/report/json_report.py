@@ -1,0 +1,233 @@
+"""The report record, its versioned JSON form, atomic file writes, and the merge of shards."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from nbx.harness.measurement import SCHEMA_VERSION, Measurement
+
+REPORT_FILE = "report.json"
+
+Key = tuple[str, str, str]
+
+
+def utc_now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    """Sortable and unique enough for shards started in the same second: time plus random hex."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+@dataclass
+class Report:
+    schema_version: int = SCHEMA_VERSION
+    run_id: str = field(default_factory=new_run_id)
+    created: str = field(default_factory=utc_now_iso)
+    backend: dict = field(default_factory=dict)
+    git_commit: str = ""
+    profile: str = ""
+    argv: list = field(default_factory=list)
+    measurements: list[Measurement] = field(default_factory=list)
+    budgets: dict | None = None
+    shards: list[str] = field(default_factory=list)   # run ids this report was merged from
+
+    @property
+    def backend_id(self) -> str:
+        return str(self.backend.get("id", ""))
+
+    def by_key(self) -> dict[Key, Measurement]:
+        return {m.key(): m for m in self.measurements}
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": self.schema_version,
+            "run_id": self.run_id,
+            "created": self.created,
+            "backend": dict(self.backend),
+            "git_commit": self.git_commit,
+            "profile": self.profile,
+            "argv": [str(a) for a in self.argv],
+            "budgets": self.budgets,
+            "shards": list(self.shards),
+            "measurements": [m.to_dict() for m in self.measurements],
+        }
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        # allow_nan=False: a stray inf/nan outside the encoded fields is a bug, not a silent
+        # non-standard token that other JSON readers reject.
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "Report":
+        if not isinstance(d, dict) or "schema_version" not in d or "measurements" not in d:
+            raise ValueError("not an nbx report: expected a JSON object with 'schema_version' "
+                             "and 'measurements'")
+        version = d["schema_version"]
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"unknown nbx report schema_version {version!r}: this nbx reads "
+                             f"version {SCHEMA_VERSION}")
+        return cls(
+            schema_version=int(version),
+            run_id=str(d.get("run_id", "")),
+            created=str(d.get("created", "")),
+            backend=dict(d.get("backend") or {}),
+            git_commit=str(d.get("git_commit") or ""),
+            profile=str(d.get("profile") or ""),
+            argv=list(d.get("argv") or []),
+            measurements=[Measurement.from_dict(m) for m in d["measurements"]],
+            budgets=d.get("budgets"),
+            shards=list(d.get("shards") or []),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "Report":
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"not an nbx report: not valid JSON ({e})") from None
+        return cls.from_dict(d)
+
+
+def load_report(path: str | os.PathLike) -> Report:
+    """Read a report from a report.json path or from a run directory holding one."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / REPORT_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"no nbx report at {path}")
+    try:
+        return Report.from_json(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` so a reader sees the old file or the whole new one, never a part:
+    a temp file in the same directory, flushed and fsynced, then os.replace over the target."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_symlink(target_dir: Path, link: Path) -> None:
+    """Point `link` at `target_dir` with a relative symlink, swapped in atomically."""
+    link = Path(link)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.exists() and not link.is_symlink():
+        raise ValueError(f"{link} exists and is not a symlink: refusing to replace it")
+    target = os.path.relpath(Path(target_dir).resolve(), link.parent.resolve())
+    tmp = link.parent / f".{link.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    os.symlink(target, tmp)
+    try:
+        os.replace(tmp, link)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(link.parent)
+
+
+def _common(values: list[str]) -> str:
+    distinct = list(dict.fromkeys(v for v in values if v))
+    return ",".join(distinct)
+
+
+def merge_reports(reports: list[Report]) -> Report:
+    """Join shards of one run into one report with a fresh run id and creation time.
+
+    All shards must share a backend id, and each (op, dtype, suite) may appear in one shard only:
+    two measurements of the same key cannot be combined without the raw data.
+    """
+    if not reports:
+        raise ValueError("merge_reports: reports is empty; give at least one report")
+    backend_ids = {r.backend_id for r in reports}
+    if len(backend_ids) != 1:
+        raise ValueError(f"merge_reports: shards come from different backends {sorted(backend_ids)}; "
+                         "merge only shards of one backend")
+    seen: dict[Key, str] = {}
+    measurements: list[Measurement] = []
+    for r in reports:
+        for m in r.measurements:
+            if m.key() in seen:
+                raise ValueError(f"merge_reports: measurement {'-'.join(m.key())} appears in run "
+                                 f"{seen[m.key()]} and in run {r.run_id}; each key must be in "
+                                 "one shard only")
+            seen[m.key()] = r.run_id
+            measurements.append(m)
+    measurements.sort(key=Measurement.key)
+    budgets = reports[0].budgets if all(r.budgets == reports[0].budgets for r in reports) else None
+    shards: list[str] = []
+    for r in reports:
+        shards.extend(r.shards or [r.run_id])
+    return Report(
+        backend=dict(reports[0].backend),
+        git_commit=_common([r.git_commit for r in reports]),
+        profile=_common([r.profile for r in reports]),
+        argv=list(reports[0].argv),
+        measurements=measurements,
+        budgets=budgets,
+        shards=shards,
+    )
+
+
+# Shared by the text renderers.
+
+def fmt_ulp(value: float) -> str:
+    """An ulp figure to 4 significant digits; inf and nan spelled out."""
+    if value != value:
+        return "nan"
+    if value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "0"
+    return f"{value:.4g}"
+
+
+def fmt_frac(value: float) -> str:
+    return "0" if value == 0 else f"{100 * value:.3g}%"
+
+
+def severity(m: Measurement) -> tuple:
+    """Sort key, worst first: errors, then max ulp descending (nan counts as worst), then counts."""
+    ulp = m.max_ulp
+    ulp_rank = float("inf") if ulp != ulp else ulp
+    return (0 if m.error else 1, -(ulp != ulp), -ulp_rank, -m.special_mismatches, -m.wrong,
+            m.key())

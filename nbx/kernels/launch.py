@@ -1,0 +1,188 @@
+"""The launcher: ONE generic element-wise kernel, parametrized by arity and by the op's body.
+
+The op's scalar body arrives as a `tl.constexpr` callable (compiles on Triton 3.6 and runs in the
+interpreter). The iteration space is a 2-D tile grid: columns are the innermost dim after
+coalescing (unit stride for contiguous operands, which the compiler vectorizes), rows are all outer
+dims flattened; a row index is split into per-dim indices once per row, not once per element.
+All-contiguous operands are the special case R = 1 (one flat dim). Offsets are 64-bit when the
+element count or any operand's span exceeds 2^31.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from .. import backend
+from ..tensor import Tensor, empty
+from . import iterate
+from .math import cast
+
+MAX_OPERANDS = 3
+MAX_PARAMS = 3
+
+
+@triton.jit
+def _apply(BODY: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0, q1, q2):
+    """BODY takes its operands, then its NP scalar parameters."""
+    if N_IN == 1:
+        if NP == 0:
+            return BODY(a)
+        elif NP == 1:
+            return BODY(a, q0)
+        elif NP == 2:
+            return BODY(a, q0, q1)
+        else:
+            return BODY(a, q0, q1, q2)
+    elif N_IN == 2:
+        if NP == 0:
+            return BODY(a, b)
+        elif NP == 1:
+            return BODY(a, b, q0)
+        elif NP == 2:
+            return BODY(a, b, q0, q1)
+        else:
+            return BODY(a, b, q0, q1, q2)
+    else:
+        if NP == 0:
+            return BODY(a, b, c)
+        elif NP == 1:
+            return BODY(a, b, c, q0)
+        elif NP == 2:
+            return BODY(a, b, c, q0, q1)
+        else:
+            return BODY(a, b, c, q0, q1, q2)
+
+
+@triton.jit
+def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, s1, s2,
+                       BODY: tl.constexpr, FAULT: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr,
+                       CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
+                       NDIM: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
+                       INDEX64: tl.constexpr):
+    pid = tl.program_id(0)
+    if INDEX64:
+        pid = pid.to(tl.int64)
+    n_col_tiles = tl.cdiv(C, BLOCK_C)
+    rows = (pid // n_col_tiles) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = (pid % n_col_tiles) * BLOCK_C + tl.arange(0, BLOCK_C)
+    mask = (rows < R)[:, None] & (cols < C)[None, :]
+    # per-row offsets: split the row index over the outer dims (innermost-outer first)
+    ro = rows * 0
+    r0 = rows * 0
+    r1 = rows * 0
+    r2 = rows * 0
+    rest = rows
+    for k in tl.static_range(1, NDIM):
+        if k < NDIM - 1:
+            idx = rest % sizes[k]
+            rest = rest // sizes[k]
+        else:
+            idx = rest
+        ro += idx * so[k]
+        r0 += idx * s0[k]
+        if N_IN > 1:
+            r1 += idx * s1[k]
+        if N_IN > 2:
+            r2 += idx * s2[k]
+    a = tl.load(x0 + (r0[:, None] + cols[None, :] * s0[0]), mask=mask).to(CT0)
+    b = a
+    c = a
+    if N_IN > 1:
+        b = tl.load(x1 + (r1[:, None] + cols[None, :] * s1[0]), mask=mask).to(CT1)
+    if N_IN > 2:
+        c = tl.load(x2 + (r2[:, None] + cols[None, :] * s2[0]), mask=mask).to(CT2)
+    q0 = 0
+    q1 = 0
+    q2 = 0
+    if NP > 0:
+        q0 = tl.load(p0)
+    if NP > 1:
+        q1 = tl.load(p1)
+    if NP > 2:
+        q2 = tl.load(p2)
+    res = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
+    tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
+    if FAULT is not None:
+        hit = FAULT(a, b, c) & mask
+        tl.store(fault + (rows[:, None] * 0 + cols[None, :] * 0), tl.full(hit.shape, 1, tl.int32), mask=hit)
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (int(n) - 1).bit_length())
+
+
+# Tile sizes. GPU: 1024 columns for flat access, where BLOCK 1024 ran at copy speed on the H200 and
+# 4096 was 3-5% slower (PRECISION.md). Interpreter: each program is a numpy call over the whole
+# tile, so a tile of 2^16 elements makes 1M elements take 0.05 s instead of 0.7 s at 1024.
+if backend.IS_CUDA:
+    _TILE, _MAX_C = 1024, 1024
+else:
+    _TILE, _MAX_C = 1 << 16, 1 << 16
+
+
+def _tile_shape(plan: iterate.Plan) -> tuple[int, int]:
+    if not plan.outer:
+        return 1, min(_MAX_C, _next_pow2(plan.C))
+    unit_cols = all(st[0] in (0, 1) for st in plan.strides)
+    if backend.IS_CUDA and not unit_cols:
+        # some operand walks the columns with a stride (a transpose): square tiles let every
+        # 32-byte sector a tile touches be used by the same program
+        return 32, 32
+    block_c = min(_MAX_C, _next_pow2(plan.C))
+    block_r = max(1, min(_next_pow2(plan.rows), _TILE // block_c))
+    return block_r, block_c
+
+
+_FAULT_FLAG: Tensor | None = None
+
+
+def fault_flag() -> Tensor:
+    global _FAULT_FLAG
+    if _FAULT_FLAG is None:
+        _FAULT_FLAG = empty(1, dtype="int32")
+    return _FAULT_FLAG
+
+
+def _pad(seq, n=8):
+    seq = list(seq)
+    return tuple(seq + [0] * (n - len(seq)))
+
+
+def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, compute, op: str,
+           fault=None) -> bool:
+    """Run `body` over the broadcast of `inputs` into `out`. Returns True when the fault flag was set."""
+    assert 1 <= len(inputs) <= MAX_OPERANDS and len(params) <= MAX_PARAMS
+    if out.numel() == 0:
+        return False
+    plan = iterate.plan(out, inputs, op=op)
+    block_r, block_c = _tile_shape(plan)
+    n_tiles = triton.cdiv(plan.rows, block_r) * triton.cdiv(plan.C, block_c)
+    flag = fault_flag()
+    if fault is not None:
+        flag._storage.write(0, _ZERO)
+    xs = list(inputs) + [inputs[0]] * (MAX_OPERANDS - len(inputs))
+    ps = list(params) + [flag] * (MAX_PARAMS - len(params))
+    cts = [d.tl for d in compute] + [compute[0].tl] * (MAX_OPERANDS - len(compute))
+    st = plan.strides + [plan.strides[1]] * (MAX_OPERANDS + 1 - len(plan.strides))
+    sizes = _pad([plan.C] + plan.outer)
+    extra = {"enable_reflect_ftz": False} if backend.IS_CUDA else {}
+    with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
+        _run(n_tiles, out, xs, ps, flag, plan, sizes, st, body, fault, inputs, params, cts, block_r, block_c, extra)
+    if fault is None:
+        return False
+    return bool(flag._storage.read(0, 4).view("int32")[0])
+
+
+def _run(n_tiles, out, xs, ps, flag, plan, sizes, st, body, fault, inputs, params, cts, block_r, block_c, extra):
+    elementwise_kernel[(n_tiles,)](
+        out, xs[0], xs[1], xs[2], ps[0], ps[1], ps[2], flag, plan.rows, plan.C, sizes,
+        _pad(st[0]), _pad(st[1]), _pad(st[2]), _pad(st[3]),
+        BODY=body, FAULT=fault, N_IN=len(inputs), NP=len(params),
+        CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
+        NDIM=1 + len(plan.outer), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
+        **extra)
+
+
+import numpy as _np  # noqa: E402
+
+_ZERO = _np.zeros(1, dtype=_np.int32)

@@ -1,0 +1,222 @@
+"""Binary arithmetic: add, sub, rsub, mul, div, floor_divide, remainder, maximum, minimum."""
+import triton
+import triton.language as tl
+
+from .. import dtype as D
+from ..kernels import math as m
+from .registry import OpSpec, Param, register, rule_float, rule_promote
+
+NUMERIC = D.NUMERIC
+ALL = D.ALL
+
+
+# ---------------------------------------------------------------- bodies
+@triton.jit
+def _add(a, b):
+    return a + b
+
+
+@triton.jit
+def _add_alpha(a, b, alpha):
+    return a + alpha * b
+
+
+@triton.jit
+def _sub(a, b):
+    return a - b
+
+
+@triton.jit
+def _sub_alpha(a, b, alpha):
+    return a - alpha * b
+
+
+@triton.jit
+def _rsub(a, b):
+    return b - a
+
+
+@triton.jit
+def _rsub_alpha(a, b, alpha):
+    return b - alpha * a
+
+
+@triton.jit
+def _mul(a, b):
+    return a * b
+
+
+@triton.jit
+def _true_div(a, b):
+    return m.div(a, b)
+
+
+@triton.jit
+def _safe_divisor(b):
+    # 0 raises (the fault flag) and -1 is handled apart (INT_MIN / -1 overflows in hardware and in C):
+    # give those lanes divisor 1 so no lane traps or hits undefined behaviour.
+    return tl.where((b == 0) | (b == -1), 1, b)
+
+
+@triton.jit
+def _int_div_trunc(a, b):
+    q = a // _safe_divisor(b)                 # Triton's integer // truncates (LLVM sdiv) on both backends
+    return tl.where(b == -1, 0 - a, q)        # INT_MIN // -1 wraps to INT_MIN, as documented
+
+
+@triton.jit
+def _int_floor_divide(a, b):
+    d = _safe_divisor(b)
+    q = a // d
+    r = a - q * d
+    q = tl.where((r != 0) & ((r < 0) != (d < 0)), q - 1, q)
+    return tl.where(b == -1, 0 - a, q)
+
+
+@triton.jit
+def _int_remainder(a, b):
+    d = _safe_divisor(b)
+    r = a % d                                 # C remainder: sign of the dividend
+    r = tl.where((r != 0) & ((r < 0) != (d < 0)), r + d, r)
+    return tl.where(b == -1, 0, r)
+
+
+@triton.jit
+def _float_div_trunc(a, b):
+    return m.trunc(m.div(a, b))
+
+
+@triton.jit
+def _float_floor_divide(a, b):
+    # ATen's div_floor_floating: from fmod, not floor(a / b). The quotient a / b is rounded, and
+    # floor of a rounded quotient can be one too high: 1.0 // 0.1 is 9 (0.1 is slightly more than
+    # 1/10), while floor(1.0 / 0.1) = floor(10.0) = 10.
+    mod = m.fmod(a, b)
+    div = m.div(a - mod, b)
+    div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    fl = m.floor(div)
+    fl = tl.where(div - fl > 0.5, fl + 1, fl)
+    q = m.div(a, b)
+    res = tl.where(div != 0, fl, m.copysign(tl.zeros_like(q), q))
+    return tl.where(b == 0, q, res)
+
+
+@triton.jit
+def _float_remainder(a, b):
+    # ATen: fmod plus a sign fix, never a - b * floor(a / b) (which loses the exact remainder).
+    mod = m.fmod(a, b)
+    return tl.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+
+
+@triton.jit
+def _maximum(a, b):
+    if a.dtype.is_floating():
+        r = tl.where(a > b, a, b)
+        r = tl.where(a == b, tl.where(m.signbit(a), b, a), r)      # -0 < +0
+        return tl.where(a != a, a, tl.where(b != b, b, r))         # NaN propagates
+    else:
+        return tl.maximum(a, b)
+
+
+@triton.jit
+def _minimum(a, b):
+    if a.dtype.is_floating():
+        r = tl.where(a < b, a, b)
+        r = tl.where(a == b, tl.where(m.signbit(a), a, b), r)
+        return tl.where(a != a, a, tl.where(b != b, b, r))
+    else:
+        return tl.minimum(a, b)
+
+
+@triton.jit
+def int_division_fault(a, b, c):
+    return b == 0
+
+
+# ---------------------------------------------------------------- specs
+def _by_kind(float_body, int_body):
+    return lambda params, t: float_body if t.compute[0].is_float else int_body
+
+
+def _with_alpha(plain, scaled):
+    return lambda params, t: plain if params["alpha"] == 1 else scaled
+
+
+def _alpha_params(params, t):
+    return [] if params["alpha"] == 1 else [(params["alpha"], t.compute[0])]
+
+
+def _check_alpha(spec, operands, params, t):
+    a = params["alpha"]
+    if isinstance(a, float) and not t.common.is_float:
+        raise TypeError(f"nbx.{spec.name}: alpha={a!r} is a float but the operands are {t.common.name}; "
+                        "for integral inputs alpha must be an integer (ATen)")
+
+
+def _check_no_bool(spec, operands, params, t):
+    if t.common.is_bool:
+        raise TypeError(f"nbx.{spec.name}: bool operands are not supported (ATen refuses them too); "
+                        "use logical_xor / logical ops")
+
+
+def binary(name, rule, dtypes, body, doc, **kw):
+    return register(OpSpec(name, 2, rule, tuple(dtypes), body, doc=doc, family="arithmetic",
+                           scalar_operands=(0, 1), **kw))
+
+
+_ALPHA = (Param("alpha", 1, doc="multiplier of the second operand"),)
+
+
+def _check_add(spec, operands, params, t):
+    _check_alpha(spec, operands, params, t)
+
+
+def _check_sub(spec, operands, params, t):
+    _check_no_bool(spec, operands, params, t)
+    _check_alpha(spec, operands, params, t)
+
+
+binary("add", "P", ALL, _with_alpha(_add, _add_alpha), "input + alpha * other.",
+       params=_ALPHA, check=_check_add, kernel_params=_alpha_params)
+binary("sub", "P", NUMERIC, _with_alpha(_sub, _sub_alpha), "input - alpha * other.",
+       params=_ALPHA, check=_check_sub, kernel_params=_alpha_params)
+binary("rsub", "P", NUMERIC, _with_alpha(_rsub, _rsub_alpha), "other - alpha * input.",
+       params=_ALPHA, check=_check_sub, kernel_params=_alpha_params)
+binary("mul", "P", ALL, _mul, "input * other.")
+
+
+def _div_rule(operands, params):
+    return (rule_float if params["rounding_mode"] is None else rule_promote)(operands, params)
+
+
+def _div_body(params, t):
+    mode = params["rounding_mode"]
+    if mode is None:
+        return _true_div
+    if mode == "trunc":
+        return _float_div_trunc if t.compute[0].is_float else _int_div_trunc
+    return _float_floor_divide if t.compute[0].is_float else _int_floor_divide
+
+
+def _check_div(spec, operands, params, t):
+    if params["rounding_mode"] is not None:
+        _check_no_bool(spec, operands, params, t)
+
+
+binary("div", _div_rule, ALL, _div_body,
+       "input / other. rounding_mode=None: true division (integers give the default float); 'trunc': "
+       "rounded toward zero; 'floor': floor division as floor_divide. Integer division by zero raises "
+       "ZeroDivisionError.",
+       params=(Param("rounding_mode", None, kind="choice", choices=(None, "trunc", "floor")),),
+       check=_check_div, fault=int_division_fault)
+binary("floor_divide", "P", NUMERIC, _by_kind(_float_floor_divide, _int_floor_divide),
+       "Floored division. Integers: exact at every magnitude; INT_MIN // -1 wraps to INT_MIN; a zero "
+       "divisor raises ZeroDivisionError. Floats: Python's semantics from fmod (1.0 // 0.1 == 9.0); a "
+       "zero result keeps the sign of input / other.",
+       check=_check_no_bool, fault=int_division_fault)
+binary("remainder", "P", NUMERIC, _by_kind(_float_remainder, _int_remainder),
+       "Python's %: the sign of the divisor. Floats via fmod plus a sign fix (ATen); a zero result keeps the "
+       "dividend's sign (-0.0 % 3.0 is -0.0). Integer zero divisor raises ZeroDivisionError.",
+       check=_check_no_bool, fault=int_division_fault)
+binary("maximum", "P", ALL, _maximum, "Element-wise maximum; NaN propagates; -0.0 < +0.0.")
+binary("minimum", "P", ALL, _minimum, "Element-wise minimum; NaN propagates; -0.0 < +0.0.")

@@ -1,0 +1,267 @@
+"""The op set as data: `OpSpec` and `OPS`.
+
+An op is a spec: its name, arity, scalar parameters, dtype rule, supported dtypes and a scalar
+`@triton.jit` body. `make_function(spec)` turns a spec into the public function (`nbx.exp`,
+`nbx.add(a, b, alpha=2)`); every function runs through the one launcher in kernels/launch.py.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import dtype as D
+from ..kernels import iterate, launch
+from ..promotion import is_scalar, result_type
+from ..tensor import Tensor
+
+OPS: dict[str, "OpSpec"] = {}
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scalar parameter. kind 'number': sent to the kernel as a scalar in `dtype` (default: the
+    op's compute dtype); kind 'choice': chosen on the host from `choices` (selects the body)."""
+    name: str
+    default: Any
+    kind: str = "number"
+    choices: tuple = ()
+    dtype: str | None = None
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Typing:
+    common: D.DType            # the dtype the op is checked against and reported under
+    out: D.DType               # result dtype
+    compute: tuple             # per operand: the dtype its values are converted to on load
+
+
+def compute_dtype(d: D.DType) -> D.DType:
+    """Where values of dtype d are computed: 16-bit floats in float32 (ATen's opmath), small
+    integers and bool in int32 (stores wrap back to the dtype), others as themselves."""
+    if d in (D.float16, D.bfloat16):
+        return D.float32
+    if d in (D.bool_, D.uint8, D.int8, D.int16):
+        return D.int32
+    return d
+
+
+# ---------------------------------------------------------------------- dtype rules (OPS.md's D)
+def rule_float(operands, params=None) -> Typing:              # F
+    common = result_type(*operands)
+    out = common if common.is_float else D.DEFAULT_FLOAT
+    return Typing(common, out, (compute_dtype(out),) * len(operands))
+
+
+def rule_promote(operands, params=None) -> Typing:            # P
+    common = result_type(*operands)
+    return Typing(common, common, (compute_dtype(common),) * len(operands))
+
+
+def rule_same(operands, params=None) -> Typing:               # S (unary)
+    common = result_type(*operands)
+    return Typing(common, common, (compute_dtype(common),) * len(operands))
+
+
+def rule_bool(operands, params=None) -> Typing:               # B: computed in the promoted dtype, bool out
+    common = result_type(*operands)
+    return Typing(common, D.bool_, (compute_dtype(common),) * len(operands))
+
+
+def rule_logical(operands, params=None) -> Typing:            # any dtype in, each operand tested against 0
+    common = result_type(*operands)
+    ops = [D.DTYPES[str(o.dtype)] if isinstance(o, Tensor) else common for o in operands]
+    return Typing(common, D.bool_, tuple(compute_dtype(d) for d in ops))
+
+
+RULES = {"F": rule_float, "P": rule_promote, "S": rule_same, "B": rule_bool, "L": rule_logical}
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    arity: int
+    rule: Any                                   # key of RULES, or a function (operands, params) -> Typing
+    dtypes: tuple                               # supported `common` dtypes
+    body: Any                                   # @triton.jit body, or a callable(params, typing) -> body
+    params: tuple = ()
+    doc: str = ""
+    family: str = ""
+    operand_names: tuple = ()
+    fault: Any = None                           # @triton.jit predicate(a, b, c) -> bool tile (integer division by zero)
+    scalar_operands: tuple = ()                 # operand positions that may be Python scalars
+    check: Callable | None = None               # check(spec, operands, params, typing): op-specific validation
+    kernel_params: Callable | None = None       # (params, typing) -> [(value, dtype)] sent to the kernel
+    compose: Callable | None = None             # an op that is a composition runs this instead of one launch
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def dtype_names(self) -> tuple:
+        return tuple(d.name for d in self.dtypes)
+
+    def typing(self, operands, params: dict) -> Typing:
+        rule = RULES[self.rule] if isinstance(self.rule, str) else self.rule
+        return rule(operands, params)
+
+    def select_body(self, params: dict, typing: Typing):
+        return self.body if hasattr(self.body, "fn") or not callable(self.body) else self.body(params, typing)
+
+
+def register(spec: OpSpec) -> OpSpec:
+    if spec.name in OPS:
+        raise ValueError(f"op {spec.name!r} registered twice")
+    if not spec.operand_names:
+        names = ("input",) if spec.arity == 1 else ("input", "other") if spec.arity == 2 else \
+            ("input", "tensor1", "tensor2")
+        object.__setattr__(spec, "operand_names", names)
+    OPS[spec.name] = spec
+    return spec
+
+
+# ---------------------------------------------------------------------- validation
+def _check_operands(spec: OpSpec, operands):
+    for i, (x, name) in enumerate(zip(operands, spec.operand_names)):
+        if isinstance(x, Tensor):
+            continue
+        if is_scalar(x) and i in spec.scalar_operands:
+            continue
+        allowed = "an nbx Tensor or a Python bool/int/float" if i in spec.scalar_operands else "an nbx Tensor"
+        raise TypeError(f"nbx.{spec.name}: argument '{name}' must be {allowed}, got {type(x).__name__}")
+    if not any(isinstance(x, Tensor) for x in operands):
+        raise TypeError(f"nbx.{spec.name}: at least one operand must be an nbx Tensor")
+
+
+def _check_params(spec: OpSpec, params: dict) -> dict:
+    known = {p.name: p for p in spec.params}
+    for k in params:
+        if k not in known:
+            allowed = ", ".join(known) or "none"
+            raise TypeError(f"nbx.{spec.name}: unexpected argument '{k}' (parameters: {allowed})")
+    out = {}
+    for p in spec.params:
+        v = params.get(p.name, p.default)
+        if p.kind == "choice":
+            if v not in p.choices:
+                raise ValueError(f"nbx.{spec.name}: {p.name}={v!r} is not allowed; choose one of "
+                                 f"{', '.join(repr(c) for c in p.choices)}")
+        elif p.kind == "number":
+            if v is not None and (not is_scalar(v)):
+                raise TypeError(f"nbx.{spec.name}: {p.name} must be a Python number, got {type(v).__name__}")
+        out[p.name] = v
+    return out
+
+
+def check_dtype(spec: OpSpec, typing: Typing, operands):
+    if typing.common not in spec.dtypes:
+        got = ", ".join(f"{n}={x.dtype.name if isinstance(x, Tensor) else type(x).__name__}"
+                        for n, x in zip(spec.operand_names, operands))
+        raise TypeError(f"nbx.{spec.name}: dtype {typing.common.name} ({got}) is not supported; "
+                        f"allowed: {', '.join(spec.dtype_names)}")
+
+
+def _check_out(spec: OpSpec, out, shape, typing: Typing, inputs):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"nbx.{spec.name}: out must be an nbx Tensor, got {type(out).__name__}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"nbx.{spec.name}: out has shape {out.shape} but the result has shape {tuple(shape)}")
+    if out.dtype is not typing.out:
+        raise TypeError(f"nbx.{spec.name}: out has dtype {out.dtype.name} but the result dtype is {typing.out.name}")
+    if any(s == 0 and n > 1 for s, n in zip(out.stride(), out.shape)) or (
+            out.numel() and not _non_overlapping(out)):
+        raise ValueError(f"nbx.{spec.name}: out overlaps itself (stride 0 or overlapping strides): "
+                         "each output element needs its own memory")
+    for name, t in zip(spec.operand_names, inputs):
+        if t.untyped_storage() is not out.untyped_storage() or t.numel() == 0:
+            continue
+        lo, hi = t.span()
+        olo, ohi = out.span()
+        if hi <= olo or ohi <= lo:
+            continue
+        same = t.shape == out.shape and t.stride() == out.stride() and t.storage_offset() == out.storage_offset()
+        if not same:
+            raise ValueError(f"nbx.{spec.name}: out partially overlaps argument '{name}'; out may alias an "
+                             "input only as the identical view")
+
+
+def _non_overlapping(t: Tensor) -> bool:
+    dims = sorted((st, n) for n, st in zip(t.shape, t.stride()) if n > 1)
+    reach = 0
+    for st, n in dims:
+        if st <= reach:
+            return False
+        reach = st * (n - 1) + reach
+    return True
+
+
+# ---------------------------------------------------------------------- running an op
+def run(spec: OpSpec, operands, params: dict, out=None) -> Tensor:
+    _check_operands(spec, operands)
+    params = _check_params(spec, params)
+    if spec.compose is not None:
+        return spec.compose(spec, operands, params, out)
+    typing = spec.typing(operands, params)
+    check_dtype(spec, typing, operands)
+    if spec.check is not None:
+        spec.check(spec, operands, params, typing)
+    names = spec.operand_names
+    tensors = []
+    for i, x in enumerate(operands):
+        if isinstance(x, Tensor):
+            tensors.append(x)
+        else:
+            tensors.append(iterate.scalar_tensor(x, typing.compute[i], op=spec.name, arg=names[i]))
+    shape = iterate.broadcast_shapes([t.shape for t in tensors], op=spec.name, names=names)
+    kparams = spec.kernel_params(params, typing) if spec.kernel_params else [
+        (params[p.name], D.DTYPES[p.dtype] if p.dtype else typing.compute[0])
+        for p in spec.params if p.kind == "number"]
+    ptensors = [iterate.scalar_tensor(v, dt, op=spec.name, arg=n)
+                for (v, dt), n in zip(kparams, [p.name for p in spec.params if p.kind == "number"] + ["param"] * 3)]
+    body = spec.select_body(params, typing)
+    fault = spec.fault if (spec.fault is not None and typing.compute[-1].is_int and spec.arity > 1) else None
+    if out is not None:
+        _check_out(spec, out, shape, typing, [t for t in tensors if t.ndim or t.numel()])
+    # a faulting op writes into a fresh tensor first, so `out` is untouched when it raises
+    target = iterate.make_output(shape, typing.out, tensors) if (out is None or fault is not None) else out
+    faulted = launch.launch(body, target, tensors, ptensors, compute=typing.compute, op=spec.name, fault=fault)
+    if faulted:
+        raise ZeroDivisionError(f"nbx.{spec.name}: integer division by zero (argument '{names[1]}' has a "
+                                f"zero element; dtype {typing.common.name})")
+    if out is not None and target is not out:
+        run(OPS["copy"], [target], {}, out=out)
+        return out
+    return target
+
+
+def make_function(spec: OpSpec) -> Callable:
+    names = spec.operand_names
+
+    def fn(*args, out=None, **kwargs):
+        args = list(args)
+        for n in names[len(args):]:
+            if n in kwargs:
+                args.append(kwargs.pop(n))
+        extra = args[spec.arity:]
+        if len(extra) > len(spec.params):
+            extra = []   # reported below as an arity error
+        else:
+            for p, v in zip(spec.params, extra):
+                if p.name in kwargs:
+                    raise TypeError(f"nbx.{spec.name}: got {p.name} both by position and by keyword")
+                kwargs[p.name] = v
+            args = args[:spec.arity]
+        if len(args) != spec.arity:
+            raise TypeError(f"nbx.{spec.name}: takes {spec.arity} operand(s) ({', '.join(names)}), "
+                            f"got {len(args)}")
+        return run(spec, args, kwargs, out=out)
+
+    fn.__name__ = fn.__qualname__ = spec.name
+    fn.__doc__ = spec.doc
+    sig = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
+    sig += [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default) for p in spec.params]
+    sig += [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    fn.__signature__ = inspect.Signature(sig)
+    fn.spec = spec
+    return fn

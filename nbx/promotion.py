@@ -1,0 +1,97 @@
+"""PyTorch's type promotion, as data.
+
+Two parts, as in ATen (c10/core/ScalarType.h `promoteTypes`, ATen/native/TypeProperties.cpp):
+1. `PROMOTE`: the lattice of pairwise promotion, written out as ATen's lookup table.
+2. The category rule of `result_type`: operands fall in three priority groups (dimensioned tensors,
+   0-dim tensors, Python scalars); a lower group changes the result only when it is of a higher
+   category (bool < integer < float). So `int32 tensor + 2**40` stays int32, `int64 tensor + 2.5`
+   becomes the default float, and a 0-dim float64 tensor added to a float16 tensor gives float16.
+"""
+from __future__ import annotations
+
+from . import dtype as D
+
+_ORDER = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+_ABBREV = {"b1": "bool", "u1": "uint8", "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
+           "f2": "float16", "bf": "bfloat16", "f4": "float32", "f8": "float64"}
+# Rows and columns in _ORDER. uint8 with int8 needs int16 (neither holds the other's range);
+# float16 with bfloat16 needs float32 (neither holds the other's precision and range).
+_TABLE = """
+b1 u1 i1 i2 i4 i8 f2 bf f4 f8
+u1 u1 i2 i2 i4 i8 f2 bf f4 f8
+i1 i2 i1 i2 i4 i8 f2 bf f4 f8
+i2 i2 i2 i2 i4 i8 f2 bf f4 f8
+i4 i4 i4 i4 i4 i8 f2 bf f4 f8
+i8 i8 i8 i8 i8 i8 f2 bf f4 f8
+f2 f2 f2 f2 f2 f2 f2 f4 f4 f8
+bf bf bf bf bf bf f4 bf f4 f8
+f4 f4 f4 f4 f4 f4 f4 f4 f4 f8
+f8 f8 f8 f8 f8 f8 f8 f8 f8 f8
+"""
+PROMOTE: dict[tuple[str, str], str] = {
+    (_ORDER[i], _ORDER[j]): _ABBREV[cell]
+    for i, row in enumerate(_TABLE.split("\n")[1:-1])
+    for j, cell in enumerate(row.split())
+}
+
+
+def promote_types(a: D.DType, b: D.DType) -> D.DType:
+    return D.DTYPES[PROMOTE[a.name, b.name]]
+
+
+def category(d: D.DType) -> int:
+    return 0 if d.is_bool else (1 if d.is_int else 2)
+
+
+def scalar_dtype(x) -> D.DType:
+    """The dtype a Python scalar stands for in promotion (ATen's wrapped numbers)."""
+    if isinstance(x, bool):
+        return D.bool_
+    if isinstance(x, int):
+        return D.DEFAULT_INT
+    if isinstance(x, float):
+        return D.DEFAULT_FLOAT
+    raise TypeError(f"not a Python scalar: {type(x).__name__}")
+
+
+def is_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float))
+
+
+def _combine(higher, lower):
+    # ATen's combine_categories: `higher` is the group of higher priority (may be None).
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_float:
+        return higher
+    if higher.is_bool or lower.is_float:
+        return promote_types(higher, lower)
+    return higher if category(higher) >= category(lower) else lower
+
+
+def _group(dtypes):
+    out = None
+    for d in dtypes:
+        out = d if out is None else promote_types(out, d)
+    return out
+
+
+def result_type(*operands) -> D.DType:
+    """The dtype PyTorch's `torch.result_type` gives for these operands.
+
+    Operands are nbx Tensors (anything with `.dtype` and `.ndim`) or Python bool/int/float.
+    """
+    dims, zeros, scalars = [], [], []
+    for x in operands:
+        if is_scalar(x):
+            scalars.append(scalar_dtype(x))
+        elif hasattr(x, "dtype") and hasattr(x, "ndim"):
+            (dims if x.ndim > 0 else zeros).append(x.dtype)
+        else:
+            raise TypeError(f"result_type: operand of type {type(x).__name__} is neither an nbx Tensor "
+                            "nor a Python bool/int/float")
+    if not (dims or zeros or scalars):
+        raise TypeError("result_type: needs at least one operand")
+    return _combine(_group(dims), _combine(_group(zeros), _group(scalars)))

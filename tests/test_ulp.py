@@ -1,0 +1,241 @@
+"""nbx.harness.ulp against hand-computed values and an exact rational restatement of PRECISION.md."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import ml_dtypes
+import mpmath
+import numpy as np
+import pytest
+
+from nbx.harness.ulp import (
+    classify_specials,
+    correctly_rounded,
+    int_wrong,
+    ulp_error,
+    ulp_error_exact,
+    ulp_of,
+    ulp_summary,
+)
+from oracles.formats import FORMATS, max_finite, min_subnormal, to_bits
+
+F16, BF16, F32, F64 = (FORMATS[n] for n in ("float16", "bfloat16", "float32", "float64"))
+ALL = list(FORMATS.values())
+ids = lambda f: f.name  # noqa: E731
+inf, nan = np.inf, np.nan
+
+
+def ulp_exact(y: float, f) -> Fraction:
+    """PRECISION.md's ulp with floor(log2|y|) found by exact comparison with powers of two."""
+    if y == 0:
+        return Fraction(min_subnormal(f))
+    a = abs(Fraction(y))
+    e = a.numerator.bit_length() - a.denominator.bit_length()  # within one of the answer
+    while Fraction(2) ** (e + 1) <= a:
+        e += 1
+    while Fraction(2) ** e > a:
+        e -= 1
+    return Fraction(2) ** (max(e, f.emin) - f.precision + 1)
+
+
+# ---------------------------------------------------------------------------------------- ulp_of
+
+HAND_ULPS = [
+    (F32, 1.0, 2.0**-23),
+    (F32, np.nextafter(np.float32(1), np.float32(0)), 2.0**-24),  # just below 1: one binade down
+    (F32, np.nextafter(1.0, 0.0), 2.0**-24),  # a float64 truth just below 1, same binade
+    (F32, 2.0**-126, 2.0**-149),
+    (F32, 2.0**-140, 2.0**-149),  # subnormal: the quantum stays fixed
+    (F32, 0.0, 2.0**-149),
+    (F32, -3.0, 2.0**-22),
+    (F32, max_finite(F32), 2.0**104),
+    (F16, 65504.0, 32.0),
+    (F16, 1.0, 2.0**-10),
+    (F16, 2.0**-20, 2.0**-24),
+    (F16, 0.0, 2.0**-24),
+    (BF16, 1.0, 2.0**-7),
+    (BF16, 0.0, 2.0**-133),
+    (F64, 1.0, 2.0**-52),
+    (F64, np.nextafter(1.0, 0.0), 2.0**-53),
+    (F64, 0.0, 5e-324),
+    (F64, 1e-310, 5e-324),
+    (F64, max_finite(F64), 2.0**971),
+]
+
+
+@pytest.mark.parametrize("f,y,want", HAND_ULPS, ids=[f"{f.name}-{float(y)!r}" for f, y, _ in HAND_ULPS])
+def test_ulp_of_hand_cases(f, y, want):
+    assert ulp_of(np.array([y, -y]), f).tolist() == [want, want]
+
+
+@pytest.mark.parametrize("f", ALL, ids=ids)
+def test_ulp_of_at_every_binade_edge(f):
+    # 2^k and the float64 just below it: np.log2 rounds the second up to k for many k.
+    k = np.arange(f.emin - f.precision + 1, f.emax + 1)
+    edge = np.ldexp(1.0, k)
+    below = np.nextafter(edge, 0.0)
+    want_edge = np.ldexp(1.0, np.maximum(k, f.emin) - f.precision + 1)
+    want_below = np.ldexp(1.0, np.maximum(k - 1, f.emin) - f.precision + 1)
+    assert np.array_equal(ulp_of(edge, f), want_edge)
+    assert np.array_equal(ulp_of(below, f), want_below)
+
+
+@pytest.mark.parametrize("f", ALL, ids=ids)
+def test_ulp_of_random_against_exact_definition(f):
+    rng = np.random.default_rng(11)
+    y = np.ldexp(rng.uniform(0.5, 1, 2000), rng.integers(f.emin - f.precision - 2, f.emax + 2, 2000))
+    for yi, u in zip(y.tolist(), ulp_of(y, f).tolist()):
+        assert Fraction(u) == ulp_exact(yi, f), yi
+
+
+def test_ulp_of_inputs():
+    assert ulp_of(np.array([1.0], np.float32), "float32")[0] == 2.0**-23  # values of fmt widen exactly
+    assert ulp_of(np.array([1.0], ml_dtypes.bfloat16), "bfloat16")[0] == 2.0**-7
+    assert np.isnan(ulp_of(np.array([inf, nan]), F32)).all()
+    with pytest.raises(TypeError, match="float array"):
+        ulp_of(np.array([1, 2]), F32)
+
+
+# ---------------------------------------------------------------------------------------- ulp_error
+
+
+def test_ulp_error_hand_cases():
+    f32 = lambda *v: np.array(v, dtype=np.float32)  # noqa: E731
+    got = f32(1 + 2.0**-23, 1 - 2.0**-24, 1.0, 2.0**-149, 0.0, -1.0)
+    want = np.array([1.0, 1.0, 1 + 2.0**-25, 0.0, 2.0**-150, 1.0])
+    # 1 ulp above 1; half an ulp (of the truth's binade) below; a quarter; one subnormal quantum
+    # from 0; half a quantum; 2 / 2^-23 across zero.
+    assert ulp_error(got, want, F32).tolist() == [1.0, 0.5, 0.25, 1.0, 0.5, 2.0**24]
+    assert ulp_error(np.array([65504], np.float16), np.array([65520.0]), F16)[0] == inf  # inf due
+    assert ulp_error(np.array([65504], np.float16), np.array([65519.0]), F16)[0] == 15 / 32
+
+
+@pytest.mark.parametrize("f", ALL, ids=ids)
+def test_ulp_error_opposite_sign_extremes(f):
+    # |max - (-max)| / ulp(max) = 2 (2 - 2^(1-p)) 2^emax / 2^(emax-p+1) = 2^(p+1) - 2, exactly.
+    # (numpy's nulp_diff gives 2.07e7 for float32 here instead of 2^25 - 2 = 33554430.)
+    m = max_finite(f)
+    got = np.array([m, -m]).astype(np.float64)
+    err = ulp_error(got.astype(f.np_dtype), np.array([-m, m]), f)
+    assert err.tolist() == [2.0 ** (f.precision + 1) - 2] * 2
+
+
+def test_ulp_error_float64_saturates_instead_of_inf():
+    err = ulp_error(np.array([1.0, max_finite(F64)]), np.array([0.0, 5e-324]), F64)
+    assert err.tolist() == [np.finfo(np.float64).max] * 2
+
+
+def test_ulp_error_specials():
+    got = np.array([nan, nan, 1.0, inf, -inf, 1.0, inf, inf, 0.0, 3.4028235e38], dtype=np.float32)
+    want = np.array([nan, 1.0, nan, inf, inf, inf, 1.0, 1e39, -0.0, 1e39])
+    err = ulp_error(got, want, F32)
+    # both NaN; NaN vs 1; 1 vs NaN; same inf; wrong-sign inf; finite where inf due; inf where
+    # finite due; inf due from a finite float64 beyond float32's range; zero sign (not an ulp
+    # matter); max finite where the truth rounds to inf.
+    assert err.tolist() == [0, inf, inf, 0, inf, inf, inf, 0, 0, inf]
+
+
+def test_ulp_error_double_double_truth():
+    hi, lo = np.array([1.0, 1.0, 1.0, 2.0**-1022]), np.array([2.0**-53, -(2.0**-60), 0.0, -(2.0**-1074)])
+    got = np.array([1 + 2.0**-52, 1.0, 1.0, 2.0**-1022])
+    # Half an ulp; 2^-60 below 1 where the ulp is 2^-53 (not 2^-52); 0; a subnormal truth.
+    assert ulp_error(got, (hi, lo), F64).tolist() == [0.5, 2.0**-7, 0.0, 1.0]
+    # hi + lo at max + half an ulp rounds to inf: inf is due.
+    m = max_finite(F64)
+    assert ulp_error(np.array([inf, m]), (np.array([m, m]), np.array([2.0**970] * 2)), F64).tolist() == [0, inf]
+    c = classify_specials(np.array([0.0]), (np.array([-0.0]), np.array([0.0])), F64)
+    assert c["zero_sign_mismatch"].tolist() == [True]
+    assert ulp_error(1.0, 1.0 + 2.0**-52, "float64").shape == ()  # scalars and names work
+    with pytest.raises(ValueError, match="double-double"):
+        ulp_error(np.ones(1, np.float32), (hi, lo), F32)
+
+
+def test_ulp_error_exact_with_mpmath_truth():
+    with mpmath.workprec(300):
+        ys = [mpmath.mpf(1) - mpmath.mpf(2) ** -60, mpmath.mpf(1) / 3, mpmath.mpf(0),
+              mpmath.mpf("inf"), mpmath.mpf("nan"), mpmath.mpf(2) ** 1024, mpmath.mpf(2) ** 1024]
+    got = np.array([1.0, 1 / 3, 5e-324, inf, nan, inf, max_finite(F64)])
+    err = ulp_error_exact(got, ys)
+    third = abs(Fraction(1 / 3) - Fraction(1, 3)) / Fraction(2) ** -54
+    assert err.tolist() == [2.0**-7, float(third), 1.0, 0.0, 0.0, 0.0, inf]
+
+
+def test_ulp_error_float64_path_agrees_with_exact_path():
+    rng = np.random.default_rng(12)
+    y = np.ldexp(rng.uniform(-1, 1, 300), rng.integers(-1080, 1024, 300))
+    got = y + ulp_of(y, F64) * rng.integers(-5, 6, 300)
+    # With the truth exactly y the float64 path has only its own rounding: agreement to 1e-12.
+    assert np.allclose(ulp_error(got, y, F64), ulp_error_exact(got, [mpmath.mpf(v) for v in y]), rtol=0, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------- specials
+
+
+def test_classify_specials_cases():
+    got = np.array([nan, 1.0, inf, -inf, 1.0, inf, 0.0, -0.0, 0.0, 2.0], dtype=np.float32)
+    want = np.array([1.0, nan, -inf, inf, inf, 1.0, -0.0, 0.0, -1e-60, 2.0])
+    c = classify_specials(got, want, F32)
+    assert c["nan_mismatch"].tolist() == [1, 1, 0, 0, 0, 0, 0, 0, 0, 0]
+    assert c["inf_mismatch"].tolist() == [0, 0, 1, 1, 1, 1, 0, 0, 0, 0]
+    # -1e-60 rounds to -0 in float32: +0 is the wrong sign there too.
+    assert c["zero_sign_mismatch"].tolist() == [0, 0, 0, 0, 0, 0, 1, 1, 1, 0]
+    assert c["special"].tolist() == [1, 1, 1, 1, 1, 1, 1, 1, 1, 0]
+    c = classify_specials(got, want, F32, zero_sign_matters=False)
+    assert not c["zero_sign_mismatch"].any() and c["special"].sum() == 6
+
+
+def test_classify_specials_bfloat16_range():
+    # The overflow threshold is max + half an ulp = 2^128 - 2^119 = 3.39617e38: 3.3962e38 is above
+    # it (inf due) and 3.3961e38 below (max finite due).
+    got = np.array([3.3895313892515355e38, inf], dtype=ml_dtypes.bfloat16)
+    c = classify_specials(got, np.array([3.3962e38, 3.3962e38]), BF16)
+    assert c["inf_mismatch"].tolist() == [True, False]
+    c = classify_specials(got, np.array([3.3961e38, 3.3961e38]), BF16)
+    assert c["inf_mismatch"].tolist() == [False, True]
+
+
+# ---------------------------------------------------------------------------------------- correctly_rounded
+
+
+def test_correctly_rounded_bits():
+    f32 = np.array([0x7FC00000, 0x7F800001, 0xFFC00000, 0x80000000, 0x3F800000], dtype=np.uint32)
+    e32 = np.array([0x7FC00001, 0x7FC00000, 0x7FC00000, 0x00000000, 0x3F800000], dtype=np.uint32)
+    assert correctly_rounded(f32, e32).tolist() == [True, True, True, False, True]  # NaNs all equal; +-0 not
+    # uint16 is float16 or bfloat16: 0x7C01 is a NaN in float16 but a finite value in bfloat16.
+    g16, e16 = np.array([0x7C01], np.uint16), np.array([0x7E00], np.uint16)
+    assert correctly_rounded(g16, e16, F16).tolist() == [True]
+    assert correctly_rounded(g16, e16, BF16).tolist() == [False]
+    with pytest.raises(ValueError, match="fmt is needed"):
+        correctly_rounded(g16, e16)
+    v = np.array([nan, 1.0, -0.0])
+    assert correctly_rounded(v, np.array([nan, 1.0, 0.0])).tolist() == [True, True, False]
+    assert correctly_rounded(to_bits(v, F64), np.array([nan, 1.0, -0.0]), F64).all()
+
+
+# ---------------------------------------------------------------------------------------- summary, ints
+
+
+def test_ulp_summary():
+    err = np.concatenate([np.arange(1000) / 1000, [inf, nan, 7.0]])
+    s = ulp_summary(err)
+    assert s["count"] == 1001 and s["excluded"] == 2 and s["max"] == 7.0
+    assert s["p999"] == np.quantile(np.append(np.arange(1000) / 1000, 7.0), 0.999, method="higher")
+    assert s["mean"] == pytest.approx((np.arange(1000).sum() / 1000 + 7) / 1001)
+    special = np.zeros(err.size, bool)
+    special[-1] = True
+    assert ulp_summary(err, special=special)["max"] == 0.999
+    empty = ulp_summary(np.array([inf]))
+    assert empty["count"] == 0 and np.isnan(empty["max"])  # empty is NaN, never a passing 0
+
+
+def test_int_wrong():
+    assert int_wrong(np.array([1, 2, 3]), np.array([1, 0, 3])) == 1
+    # uint64 2^63 against int64 -2^63: equal after float64 widening, different as integers.
+    assert int_wrong(np.array([2**63], np.uint64), np.array([-(2**63)], np.int64)) == 1
+    assert int_wrong(np.array([2**53 + 1], np.int64), np.array([2**53], np.int64)) == 1
+    assert int_wrong(np.array([2**63 - 1], np.int64), [2**63 - 1]) == 0
+    with pytest.raises(TypeError, match="integer"):
+        int_wrong(np.array([1.0]), np.array([1]))
+    with pytest.raises(ValueError, match="shape"):
+        int_wrong(np.array([1, 2]), np.array([1]))
