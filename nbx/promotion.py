@@ -81,13 +81,14 @@ def _group(dtypes):
 def result_type(*operands) -> D.DType:
     """The dtype PyTorch's `torch.result_type` gives for these operands.
 
-    Operands are nbx Tensors (anything with `.dtype` and `.ndim`) or Python bool/int/float.
+    Operands are nbx Tensors (anything with an nbx `.dtype` and `.ndim`) or Python bool/int/float.
     """
     dims, zeros, scalars = [], [], []
     for x in operands:
         if is_scalar(x):
             scalars.append(scalar_dtype(x))
-        elif hasattr(x, "dtype") and hasattr(x, "ndim"):
+        elif isinstance(getattr(x, "dtype", None), D.DType) and hasattr(x, "ndim"):
+            # a DType, not any `.dtype`: numpy arrays and scalars would otherwise pass as tensors
             (dims if x.ndim > 0 else zeros).append(x.dtype)
         else:
             raise TypeError(f"result_type: operand of type {type(x).__name__} is neither an nbx Tensor "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
@@ -163,16 +163,25 @@ def _same(x, y) -> bool:
 
 
 def resolve(output, params: dict):
-    """A row's output: a value, or a function of the op's parameters (elu(-inf) = -alpha)."""
+    """A row's output: a value, or a function of the op's parameters (elu(-inf) = -alpha) that
+    may return None where the row does not apply to these parameters."""
     return output(params) if callable(output) and not isinstance(output, MpConst) else output
 
 
+def when(output, /, **conditions) -> Callable[[dict], object]:
+    """A row output that holds only for these parameter values (add's rows for alpha=1)."""
+    return lambda p: output if all(p.get(k) == v for k, v in conditions.items()) else None
+
+
 def lookup_special(oracle: Oracle, inputs: tuple, params: dict | None = None):
-    """The special-table value for these inputs (NaN matches NaN, -0.0 is not +0.0), or None."""
+    """The special-table value for these inputs (NaN matches NaN, -0.0 is not +0.0), or None.
+    `params` are merged over oracle.params; rows whose output depends on them are resolved."""
     merged = {**oracle.params, **(params or {})}
     for row_inputs, output in oracle.specials:
         if len(row_inputs) == len(inputs) and all(map(_same, row_inputs, inputs)):
-            return resolve(output, merged)
+            value = resolve(output, merged)
+            if value is not None:
+                return value
     return None
 
 

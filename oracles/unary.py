@@ -104,7 +104,7 @@ ORACLES = [
            notes="rsqrt(-0) = 1/sqrt(-0) = -inf"),
     oracle("reciprocal", 1, REAL, lambda x: 1.0 / x, lambda x: 1 / x,
            specials=unary_rows(NAN, 0.0, -0.0, INF, -INF, (4.0, 0.25))),
-    oracle("cbrt", 1, REAL, np.cbrt, mp.cbrt,
+    oracle("cbrt", 1, REAL, np.cbrt, lambda x: mp.cbrt(x) if x >= 0 else -mp.cbrt(-x),
            specials=unary_rows(NAN, INF, -INF, 0.0, -0.0, (-8.0, -2.0), (27.0, 3.0))),
 
     # Trigonometric and hyperbolic functions.

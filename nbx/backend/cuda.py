@@ -28,9 +28,62 @@ def _check(result, what: str):
     return None
 
 
-def _free(ptr: int) -> None:
-    if ptr:
-        cudart.cudaFree(ptr)
+class _CachingAllocator:
+    """Freed blocks are kept by rounded size and reused.
+
+    cudaMalloc and cudaFree synchronize the device: measured on the H200, a fresh 1 GiB output per
+    call made an element-wise op of 2^28 float32 take 1.7 ms where the kernel needs 0.5 ms. All work
+    runs on the legacy default stream, so a block reused by a later launch is ordered after every
+    earlier use of it.
+    """
+
+    def __init__(self):
+        self.free: dict[int, list[int]] = {}
+        self.cached_bytes = 0
+
+    @staticmethod
+    def round(nbytes: int) -> int:
+        unit = 512 if nbytes < (1 << 20) else (2 << 20)
+        return max(unit, -(-nbytes // unit) * unit)
+
+    def malloc(self, nbytes: int) -> int:
+        size = self.round(nbytes)
+        blocks = self.free.get(size)
+        if blocks:
+            self.cached_bytes -= size
+            return blocks.pop()
+        err, ptr = cudart.cudaMalloc(size)
+        if int(err) == int(cudart.cudaError_t.cudaErrorMemoryAllocation):
+            cudart.cudaGetLastError()          # clear the error so later calls work
+            self.empty_cache()
+            err, ptr = cudart.cudaMalloc(size)
+        if int(err) == int(cudart.cudaError_t.cudaErrorMemoryAllocation):
+            cudart.cudaGetLastError()
+            free, total = _check(cudart.cudaMemGetInfo(), "cudaMemGetInfo")
+            raise DeviceOOMError(nbytes, f"cuda:{current_device()}",
+                                 f"{free / 2**30:.2f} GiB free of {total / 2**30:.2f} GiB")
+        _check((err, ptr), f"cudaMalloc({nbytes})")
+        return int(ptr)
+
+    def release(self, ptr: int, nbytes: int) -> None:
+        size = self.round(nbytes)
+        self.free.setdefault(size, []).append(ptr)
+        self.cached_bytes += size
+
+    def empty_cache(self) -> None:
+        cudart.cudaDeviceSynchronize()
+        for blocks in self.free.values():
+            for ptr in blocks:
+                cudart.cudaFree(ptr)
+        self.free.clear()
+        self.cached_bytes = 0
+
+
+ALLOCATOR = _CachingAllocator()
+
+
+def empty_cache() -> None:
+    ALLOCATOR.empty_cache()
 
 
 class DeviceStorage:
@@ -39,15 +92,8 @@ class DeviceStorage:
 
     def __init__(self, nbytes: int):
         self.nbytes = int(nbytes)
-        err, ptr = cudart.cudaMalloc(max(self.nbytes, 1))
-        if int(err) == int(cudart.cudaError_t.cudaErrorMemoryAllocation):
-            cudart.cudaGetLastError()  # clear the sticky-free error so later calls work
-            free, total = _check(cudart.cudaMemGetInfo(), "cudaMemGetInfo")
-            raise DeviceOOMError(self.nbytes, f"cuda:{current_device()}",
-                                 f"{free / 2**30:.2f} GiB free of {total / 2**30:.2f} GiB")
-        _check((err, ptr), f"cudaMalloc({self.nbytes})")
-        self.ptr = int(ptr)
-        self._finalizer = weakref.finalize(self, _free, self.ptr)
+        self.ptr = ALLOCATOR.malloc(max(self.nbytes, 1))
+        self._finalizer = weakref.finalize(self, ALLOCATOR.release, self.ptr, max(self.nbytes, 1))
 
     def data_ptr(self) -> int:
         return self.ptr

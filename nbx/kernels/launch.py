@@ -15,7 +15,7 @@ import triton.language as tl
 from .. import backend
 from ..tensor import Tensor, empty
 from . import iterate
-from .math import cast
+from .math import cast, load_as
 
 MAX_OPERANDS = 3
 MAX_PARAMS = 3
@@ -84,13 +84,13 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
             r1 += idx * s1[k]
         if N_IN > 2:
             r2 += idx * s2[k]
-    a = tl.load(x0 + (r0[:, None] + cols[None, :] * s0[0]), mask=mask).to(CT0)
+    a = load_as(tl.load(x0 + (r0[:, None] + cols[None, :] * s0[0]), mask=mask), CT0)
     b = a
     c = a
     if N_IN > 1:
-        b = tl.load(x1 + (r1[:, None] + cols[None, :] * s1[0]), mask=mask).to(CT1)
+        b = load_as(tl.load(x1 + (r1[:, None] + cols[None, :] * s1[0]), mask=mask), CT1)
     if N_IN > 2:
-        c = tl.load(x2 + (r2[:, None] + cols[None, :] * s2[0]), mask=mask).to(CT2)
+        c = load_as(tl.load(x2 + (r2[:, None] + cols[None, :] * s2[0]), mask=mask), CT2)
     q0 = 0
     q1 = 0
     q2 = 0

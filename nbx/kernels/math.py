@@ -102,6 +102,37 @@ def signbit(x):
         return (x.to(tl.int32, bitcast=True) < 0)
 
 
+@triton.jit
+def _sum_round_to_odd(p, c):
+    """p + c (float64) rounded to odd: TwoSum gives the exact error e of s = p + c; when e != 0 the
+    result is s truncated toward zero with its last bit set. A later rounding to float32
+    (24 <= 53 - 2 bits) is then correct, as if from the exact sum."""
+    s = p + c
+    bb = s - p
+    e = (p - (s - bb)) + (c - bb)
+    bits = s.to(tl.int64, bitcast=True)
+    toward_zero = (e != 0) & ((e > 0) != (s > 0))
+    bits = tl.where(toward_zero, bits - 1, bits)
+    bits = tl.where((e != 0) & (s - s == 0), bits | 1, bits)
+    return bits.to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def fma(a, b, c):
+    """a * b + c rounded once where it matters. float32: the product of two float32 values is exact
+    in float64, so the float64 sum rounds once more before the final rounding to float32 (a finite
+    a + 2*b no longer overflows through an infinite 2*b), rounded to odd so the second rounding is
+    not a double rounding (measured before: sub with alpha=3 missed 74 of 4096 float32 cases by a tie).
+    float64: tl.fma (fused on the GPU; the
+    interpreter computes x*y+z unfused)."""
+    if a.dtype == tl.float32:
+        return _sum_round_to_odd(_wide(a) * _wide(b), _wide(c)).to(tl.float32)
+    elif a.dtype == tl.float64:
+        return tl.fma(a, b, c)
+    else:
+        return a * b + c
+
+
 # ---------------------------------------------------------------- transcendentals (float32 via float64)
 @triton.jit
 def exp(x):
@@ -263,6 +294,19 @@ def to_bfloat16(x):
 
 
 @triton.jit
+def load_as(x, DST: tl.constexpr):
+    """Convert a loaded operand to its compute dtype. bfloat16 widens through its bits (a float32 is
+    the bfloat16 bits shifted up by 16, exactly): Triton 3.6's interpreter converts bfloat16 subnormals
+    to float32 wrongly (9.18e-41 -> 0, 1.157e-38 -> 1.139e-38, 2.755e-40 -> 5.877e-39, seen in
+    tests/test_ops_values.py add-bfloat16); the GPU's cvt is exact, and the shift is exact on both."""
+    if x.dtype == tl.bfloat16:
+        f = (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+        return f.to(DST)
+    else:
+        return x.to(DST)
+
+
+@triton.jit
 def cast(x, DST: tl.constexpr):
     """Convert a computed value to the output dtype, the same way on both backends.
 
@@ -316,3 +360,50 @@ def _float_to_int(x, DST: tl.constexpr):
     v = tl.where(t >= HI, tl.full(t.shape, MX, DST), v)
     v = tl.where(t < LO, tl.full(t.shape, MN, DST), v)
     return tl.where(t != t, tl.full(t.shape, 0, DST), v)
+
+
+# ---------------------------------------------------------------- helpers for whole formulas in float64
+@triton.jit
+def widen(x):
+    """float32 -> float64, float64 stays: an activation or ternary formula evaluated whole in
+    float64 and rounded once to float32 is correctly rounded except within ~2^-29 ulp of a rounding
+    boundary (the same argument as the transcendentals above)."""
+    return x.to(tl.float64)
+
+
+@triton.jit
+def maximum_nan(a, b):
+    """max with NaN propagating and -0 < +0 (IEEE maximum); integers: plain max."""
+    if a.dtype.is_floating():
+        r = tl.where(a > b, a, b)
+        r = tl.where(a == b, tl.where(signbit(a), b, a), r)
+        return tl.where(a != a, a, tl.where(b != b, b, r))
+    else:
+        return tl.maximum(a, b)
+
+
+@triton.jit
+def minimum_nan(a, b):
+    """min with NaN propagating and -0 < +0 (IEEE minimum); integers: plain min."""
+    if a.dtype.is_floating():
+        r = tl.where(a < b, a, b)
+        r = tl.where(a == b, tl.where(signbit(a), a, b), r)
+        return tl.where(a != a, a, tl.where(b != b, b, r))
+    else:
+        return tl.minimum(a, b)
+
+
+@triton.jit
+def softplus_stable(u):
+    """log(1 + exp(u)) = max(u, 0) + log1p(exp(-|u|)): exp never overflows, and log1p keeps the
+    small correction at large |u| (log(1 + e) would round it away). NaN propagates."""
+    pos = tl.where(u > 0, u, tl.zeros_like(u))
+    return pos + log1p(exp(-tl.abs(u)))
+
+
+@triton.jit
+def sigmoid_stable(x):
+    """1/(1+exp(-x)) in two branches on e = exp(-|x|) <= 1: no overflow at either end, and for
+    x << 0 the result e/(1+e) keeps its relative accuracy down to the underflow."""
+    e = exp(-tl.abs(x))
+    return tl.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))

@@ -18,7 +18,7 @@ def _add(a, b):
 
 @triton.jit
 def _add_alpha(a, b, alpha):
-    return a + alpha * b
+    return m.fma(alpha, b, a)
 
 
 @triton.jit
@@ -28,7 +28,7 @@ def _sub(a, b):
 
 @triton.jit
 def _sub_alpha(a, b, alpha):
-    return a - alpha * b
+    return m.fma(-alpha, b, a)
 
 
 @triton.jit
@@ -38,7 +38,7 @@ def _rsub(a, b):
 
 @triton.jit
 def _rsub_alpha(a, b, alpha):
-    return b - alpha * a
+    return m.fma(-alpha, a, b)
 
 
 @triton.jit
@@ -82,12 +82,19 @@ def _int_remainder(a, b):
 
 
 @triton.jit
-def _float_div_trunc(a, b):
-    return m.trunc(m.div(a, b))
+def _float_div_trunc_impl(a, b):
+    # trunc(a / b) of the ROUNDED quotient is wrong when a / b rounds up to an integer (2.9999999 ->
+    # 3.0): measured 2^21 float32 ulp. a - fmod(a, b) is an exact multiple of b (ATen's floor_divide
+    # uses the same), so (a - fmod(a, b)) / b is the truncated quotient up to its final rounding.
+    q = m.div(a, b)
+    mod = m.fmod(a, b)
+    t = m.rint(m.div(a - mod, b))
+    res = tl.where(t != 0, t, m.copysign(tl.zeros_like(q), q))
+    return tl.where((b == 0) | ((a - a) != 0), q, res)      # x/0 and inf/x: the quotient's inf/NaN
 
 
 @triton.jit
-def _float_floor_divide(a, b):
+def _float_floor_divide_impl(a, b):
     # ATen's div_floor_floating: from fmod, not floor(a / b). The quotient a / b is rounded, and
     # floor of a rounded quotient can be one too high: 1.0 // 0.1 is 9 (0.1 is slightly more than
     # 1/10), while floor(1.0 / 0.1) = floor(10.0) = 10.
@@ -102,7 +109,7 @@ def _float_floor_divide(a, b):
 
 
 @triton.jit
-def _float_remainder(a, b):
+def _float_remainder_impl(a, b):
     # ATen: fmod plus a sign fix, never a - b * floor(a / b) (which loses the exact remainder).
     mod = m.fmod(a, b)
     return tl.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
@@ -131,6 +138,36 @@ def _minimum(a, b):
 @triton.jit
 def int_division_fault(a, b, c):
     return b == 0
+
+
+@triton.jit
+def _float_div_trunc(a, b):
+    # float32 runs in float64: a - fmod(a, b) and the quotient of that exact multiple are then exact
+    # for every quotient below 2^24, and one rounding to float32 follows.
+    if a.dtype == tl.float32:
+        return _float_div_trunc_impl(a.to(tl.float64), b.to(tl.float64)).to(tl.float32)
+    else:
+        return _float_div_trunc_impl(a, b)
+
+
+@triton.jit
+def _float_floor_divide(a, b):
+    # float32 runs in float64: a - fmod(a, b) and the quotient of that exact multiple are then exact
+    # for every quotient below 2^24, and one rounding to float32 follows.
+    if a.dtype == tl.float32:
+        return _float_floor_divide_impl(a.to(tl.float64), b.to(tl.float64)).to(tl.float32)
+    else:
+        return _float_floor_divide_impl(a, b)
+
+
+@triton.jit
+def _float_remainder(a, b):
+    # float32 runs in float64: a - fmod(a, b) and the quotient of that exact multiple are then exact
+    # for every quotient below 2^24, and one rounding to float32 follows.
+    if a.dtype == tl.float32:
+        return _float_remainder_impl(a.to(tl.float64), b.to(tl.float64)).to(tl.float32)
+    else:
+        return _float_remainder_impl(a, b)
 
 
 # ---------------------------------------------------------------- specs
@@ -220,3 +257,4 @@ binary("remainder", "P", NUMERIC, _by_kind(_float_remainder, _int_remainder),
        check=_check_no_bool, fault=int_division_fault)
 binary("maximum", "P", ALL, _maximum, "Element-wise maximum; NaN propagates; -0.0 < +0.0.")
 binary("minimum", "P", ALL, _minimum, "Element-wise minimum; NaN propagates; -0.0 < +0.0.")
+

@@ -17,7 +17,12 @@ def _identity(x):
 
 @triton.jit
 def _neg(x):
-    return -x
+    # Triton's unary minus is `0 - x`, which gives +0.0 for x = +0.0 (seen in tests/test_ops_values.py
+    # neg-float32); multiplying by -1 is exact and flips the sign of zeros and NaNs too.
+    if x.dtype.is_floating():
+        return x * -1.0
+    else:
+        return -x
 
 
 @triton.jit

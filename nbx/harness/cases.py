@@ -1,0 +1,132 @@
+"""Input generators, every one a pure function of (format or dtype, size, seed).
+
+- `special_values`: the values PRECISION.md lists for the bank (signed zeros, infinities, NaN, the
+  normal/subnormal edges, max finite, +-1, half-integers ...);
+- `exhaustive16`: all 65,536 bit patterns of a 16-bit format;
+- `stratified`: bit patterns drawn with a uniform exponent field, so every binade, both signs and
+  the subnormals are equally represented (a uniform draw of VALUES would miss all small binades),
+  optionally confined to the op's domain;
+- `integers`: bit lengths drawn uniformly, so every magnitude up to the dtype's limit is covered;
+- `exhaustive32_chunks`: all 2^32 float32 patterns, in chunks (for the GPU).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from oracles.formats import FORMATS, from_bits
+
+from .. import dtype as D
+
+
+def rng_for(seed: int, *key) -> np.random.Generator:
+    """A generator seeded by the run seed and a key (op, dtype, suite): reproducible per slice."""
+    material = [seed] + [int.from_bytes(str(k).encode()[:8].ljust(8, b"\0"), "little") for k in key]
+    return np.random.default_rng(material)
+
+
+def special_values(dt: D.DType) -> np.ndarray:
+    """Edge values of a dtype, as an array of that dtype."""
+    if dt.is_bool:
+        return np.array([False, True])
+    if dt.is_int:
+        lo, hi = dt.min, dt.max
+        vals = {0, 1, 2, 3, 7, 10, hi, hi - 1, hi // 2, hi // 2 + 1}
+        vals |= {1 << k for k in range(dt.bits - (0 if dt.kind == "u" else 1))}
+        if lo < 0:
+            vals |= {-v for v in list(vals) if -v >= lo} | {lo, lo + 1, lo // 2}
+        return np.array(sorted(vals), dtype=dt.np)
+    fmt = FORMATS[dt.name]
+    tiny = 2.0 ** (fmt.emin - fmt.precision + 1)
+    mn = 2.0 ** fmt.emin
+    mx = float(np.finfo(np.float64).max) if fmt.name == "float64" else \
+        (2 - 2.0 ** (1 - fmt.precision)) * 2.0 ** fmt.emax
+    largest_sub = mn - tiny
+    base = [0.0, math.inf, 1.0, 2.0, 0.5, 1.5, 2.5, 3.5, 0.25, 3.0, 10.0, 100.0, math.pi, math.pi / 2, math.e,
+            mn, largest_sub, tiny, mx, 1.0 + 2.0 ** (1 - fmt.precision), 1.0 - 2.0 ** -fmt.precision,
+            0.1, 1e-3, 20.0, 88.0, 89.0, 710.0, 11.0, 65504.0]
+    vals = np.array(base + [-v for v in base] + [math.nan], dtype=np.float64)
+    with np.errstate(all="ignore"):
+        out = vals.astype(dt.np)
+    return np.unique(out.view(dt.uint_np)).view(dt.np)   # distinct bit patterns (the two zeros stay)
+
+
+def exhaustive16(dt: D.DType) -> np.ndarray:
+    """All values of a 16-bit (or 8-bit, or bool) dtype."""
+    if dt.is_bool:
+        return np.array([False, True])
+    n = 1 << dt.bits
+    return np.arange(n, dtype=np.uint64).astype(dt.uint_np).view(dt.np)
+
+
+def _domain_exponent_cap(lo: float, hi: float) -> float:
+    m = max(abs(lo), abs(hi))
+    return math.inf if math.isinf(m) else m
+
+
+def stratified(dt: D.DType, n: int, rng: np.random.Generator, domain=(-math.inf, math.inf),
+               in_domain: float = 0.8) -> np.ndarray:
+    """n values of float dtype dt: sign and exponent field uniform, mantissa uniform.
+
+    A fraction `in_domain` is folded into the op's domain (absolute value when the domain is
+    non-negative; binades capped at the domain's magnitude), the rest is unrestricted so NaN results
+    outside the domain are measured too.
+    """
+    fmt = FORMATS[dt.name]
+    ebits, mbits = fmt.exponent_bits, fmt.mantissa_bits
+    exp = rng.integers(0, (1 << ebits) - 1, n, dtype=np.uint64)          # never the inf/NaN field
+    man = rng.integers(0, 1 << mbits, n, dtype=np.uint64)
+    sign = rng.integers(0, 2, n, dtype=np.uint64)
+    bits = (sign << np.uint64(fmt.bits - 1)) | (exp << np.uint64(mbits)) | man
+    x = from_bits(bits.astype(fmt.uint_dtype), fmt).astype(np.float64)
+    lo, hi = domain
+    k = int(n * in_domain)
+    if k and (lo > -math.inf or hi < math.inf):
+        cap = _domain_exponent_cap(lo, hi)
+        part = x[:k]
+        if lo >= 0:
+            part = np.abs(part)
+        if cap < math.inf:
+            # rescale the binade into [0, log2(cap)]: keep the mantissa, pick the exponent anew
+            emax = math.floor(math.log2(cap)) if cap > 0 else fmt.emin
+            m, _ = np.frexp(part)
+            e = rng.integers(fmt.emin - fmt.precision + 2, emax + 1, k)
+            part = np.ldexp(m, e)
+        part = np.where((part >= lo) & (part <= hi), part, x[:k])
+        x[:k] = part
+    with np.errstate(all="ignore"):
+        return x.astype(dt.np)
+
+
+def integers(dt: D.DType, n: int, rng: np.random.Generator, *, nonzero: bool = False) -> np.ndarray:
+    """Integers with the bit length uniform over the dtype's range, both signs for signed types."""
+    if dt.is_bool:
+        return rng.integers(0, 2, n).astype(bool)
+    signed = dt.kind == "i"
+    width = dt.bits - (1 if signed else 0)
+    k = rng.integers(0, width + 1, n)
+    mag = np.array([int(rng.integers(0, 1 << int(b))) | ((1 << int(b)) >> 1) if b else 0 for b in k],
+                   dtype=object)
+    if signed:
+        neg = rng.integers(0, 2, n).astype(bool)
+        vals = np.where(neg, -mag - 1 * (k == width), mag)      # reach INT_MIN at the top length
+    else:
+        vals = mag
+    vals = np.array([max(dt.min, min(dt.max, int(v))) for v in vals], dtype=object)
+    if nonzero:
+        vals = np.where(vals == 0, 1, vals)
+    return vals.astype(dt.np)
+
+
+def close_to(x: np.ndarray, rng: np.random.Generator, dt: D.DType) -> np.ndarray:
+    """Values near x (relative perturbations down to one ulp): cancellation cases for sub, fmod ..."""
+    with np.errstate(all="ignore"):
+        scale = np.ldexp(1.0, -rng.integers(0, FORMATS[dt.name].precision + 1, x.shape[0]))
+        return (x.astype(np.float64) * (1 + rng.choice([-1, 1], x.shape[0]) * scale)).astype(dt.np)
+
+
+def exhaustive32_chunks(chunk: int = 1 << 24, start: int = 0, stop: int = 1 << 32):
+    """All float32 bit patterns in [start, stop), chunk by chunk (memory stays at one chunk)."""
+    for lo in range(start, stop, chunk):
+        yield np.arange(lo, min(stop, lo + chunk), dtype=np.uint64).astype(np.uint32).view(np.float32)

@@ -1,0 +1,82 @@
+"""The gate: a report against the committed budgets. Exit 1 on any regression, 0 otherwise.
+
+Fails on: a max ulp over budget; any special mismatch, wrong integer/bool result, layout or
+integer-division mismatch (budget 0); a measurement with no budget; an op variant or dtype of
+OPS with no measurement or zero cases; a NaN metric; a measurement that raised; a stale bank.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import budgets as B
+from .targets import targets
+
+
+@dataclass
+class Failure:
+    key: tuple            # (op, dtype, suite) or (op, dtype, "") for coverage
+    reason: str
+    worst: list
+
+
+def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_problems=()) -> list[Failure]:
+    fails: list[Failure] = []
+    table = budget_data.get("budgets", {})
+    seen: dict[tuple, int] = {}
+    for m in measurements:
+        k = (m.op, m.dtype, m.suite)
+        seen[(m.op, m.dtype)] = seen.get((m.op, m.dtype), 0) + m.cases
+        if m.error:
+            fails.append(Failure(k, f"raised: {m.error}", []))
+            continue
+        if m.cases == 0:
+            fails.append(Failure(k, "zero cases measured", []))
+            continue
+        metrics = (m.max_ulp, m.mean_ulp, m.p999_ulp)
+        if any(isinstance(x, float) and math.isnan(x) for x in metrics):
+            fails.append(Failure(k, "a metric is NaN", m.worst))
+            continue
+        if m.special_mismatches:
+            fails.append(Failure(k, f"{m.special_mismatches} special mismatches (budget 0)", m.worst))
+        if m.wrong:
+            fails.append(Failure(k, f"{m.wrong} wrong results (budget 0)", m.worst))
+        if m.unresolved:
+            fails.append(Failure(k, f"{m.unresolved} cases unresolved by the Ziv loop", m.worst))
+        b = table.get(B.key(m.op, m.dtype))
+        if b is None:
+            if m.max_ulp > 0 or m.not_correctly_rounded:
+                fails.append(Failure(k, f"no budget for {m.op} {m.dtype} (measured {m.max_ulp:.3g} ulp); "
+                                        "review and run `nbx gate --update`", m.worst))
+            continue
+        if m.max_ulp > b["max_ulp"] + 1e-9:
+            fails.append(Failure(k, f"max ulp {m.max_ulp:.4g} > budget {b['max_ulp']}", m.worst))
+    for t in targets(ops, dtypes):
+        if seen.get((t.label, t.dtype.name), 0) == 0:
+            fails.append(Failure((t.label, t.dtype.name, ""), "no measurement (or zero cases) for this op "
+                                 "and dtype", []))
+    for p in bank_problems:
+        fails.append(Failure(("bank", "", ""), f"stale or corrupted bank: {p}", []))
+    return fails
+
+
+def format_failures(fails: list[Failure], limit: int = 60) -> str:
+    if not fails:
+        return "gate: every figure within budget"
+    rows = [f"gate: {len(fails)} failure(s)", f"{'op':<28} {'dtype':<9} {'suite':<13} reason"]
+    for f in fails[:limit]:
+        op, dt, suite = (list(f.key) + ["", "", ""])[:3]
+        rows.append(f"{op:<28} {dt:<9} {suite:<13} {f.reason}")
+        for w in f.worst[:3]:
+            rows.append(f"{'':<28} worst: inputs {' '.join(w.inputs)} got {w.got} expected {w.expected} "
+                        f"({w.ulp:.4g} ulp) {w.note}")
+    if len(fails) > limit:
+        rows.append(f"... and {len(fails) - limit} more")
+    return "\n".join(rows)
+
+
+def failures_by_key(fails: list[Failure]) -> dict:
+    out: dict = {}
+    for f in fails:
+        out.setdefault(tuple(f.key), []).append(f.reason)
+    return out

@@ -1,0 +1,246 @@
+"""Scoring one batch of cases against the oracles, and the streaming accumulator of a Measurement.
+
+Float results: the float64 oracle gives the truth for float16/bfloat16/float32 results (its own
+error, ~2^-29 float32 ulp, matters only next to a rounding boundary); cases whose error lies within
+1e-6 ulp of 0.5 are re-decided by mpmath with a Ziv loop (`close_calls`). float64 results take the
+mpmath truth for every case, as a double-double. Integer and bool results are exact or wrong.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+import mpmath
+import numpy as np
+
+from oracles import ORACLES, evaluate_mp
+from oracles.formats import FORMATS, to_bits
+from oracles.rounding import round_correctly, round_float64_array_to
+
+from .. import dtype as D
+from . import ulp
+from .measurement import Measurement, Worst
+from .targets import Target
+
+CLOSE = 1e-6
+HIST_EDGES = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 4096.0, 2.0 ** 20, math.inf]
+
+
+def oracle_params(target: Target, out: D.DType) -> dict:
+    """The op's parameters plus what the harness tells an oracle about the output format."""
+    p = {**ORACLES[target.op].params, **target.params}
+    if target.op == "to":
+        if out.is_bool:
+            p["to_bool"] = True
+        elif out.is_int:
+            p["int_min"], p["int_max"] = out.min, out.max
+    if target.op == "nan_to_num" and out.is_float:
+        p["fmt_max"] = out.max
+    if not out.is_float and _takes(ORACLES[target.op].exact_int, "bits"):
+        p["bits"], p["signed"] = (1, False) if out.is_bool else (out.bits, out.kind == "i")
+    return p
+
+
+def _takes(fn, name: str) -> bool:
+    import inspect
+    try:
+        return fn is not None and name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _hex(bits) -> str:
+    return hex(int(bits))
+
+
+def _bits_of(a: np.ndarray) -> np.ndarray:
+    d = D.from_numpy_dtype(a.dtype)
+    return a.view(d.uint_np) if d.itemsize > 1 or d.is_bool else a.view(np.uint8)
+
+
+@dataclass
+class Batch:
+    """Per-element scores of one batch."""
+    err: np.ndarray                # ulp error (inf for a special mismatch; 0 / 1 for exact results)
+    special: np.ndarray            # bool
+    not_cr: np.ndarray             # bool: not correctly rounded (or wrong, for exact results)
+    expected_bits: np.ndarray
+    exact: bool                    # integer/bool result: `not_cr` means wrong
+    close_calls: int = 0
+    unresolved: int = 0
+
+
+def _wrap(v: int, d: D.DType) -> int:
+    if d.is_bool:
+        return int(bool(v))
+    span = 1 << d.bits
+    v = (int(v) - d.min) % span + d.min
+    return v
+
+
+def _exact_expected(target, arrays, out: D.DType, params) -> np.ndarray:
+    oracle = ORACLES[target.op]
+    if oracle.exact_int is not None and not any(D.from_numpy_dtype(a.dtype).is_float for a in arrays):
+        pyvals = [a.astype(object) if a.dtype != np.bool_ else a.astype(int).astype(object) for a in arrays]
+        res = [oracle.exact_int(*(int(v) for v in row), **params) for row in zip(*pyvals)]
+        return np.array([_wrap(v, out) for v in res], dtype=object).astype(out.np)
+    vals = target.oracle_values(arrays)
+    y = oracle.f64(*vals, **params)
+    if out.is_bool:
+        return np.asarray(y).astype(bool)
+    return np.array([_wrap(int(v), out) for v in np.asarray(y, dtype=np.float64)], dtype=object).astype(out.np)
+
+
+def _mp_truth(oracle, vals, params, prec: int):
+    """Double-double (hi, lo) of the mpmath value at `prec` bits, per case."""
+    hi = np.empty(len(vals[0]))
+    lo = np.zeros(len(vals[0]))
+    with mpmath.workprec(prec):
+        for i, row in enumerate(zip(*vals)):
+            y = evaluate_mp(oracle, tuple(float(v) for v in row), params)
+            if isinstance(y, (bool, int, float)) or not isinstance(y, mpmath.mpf):
+                hi[i] = float(y)
+                continue
+            h = float(y) if abs(y) < mpmath.mpf(2) ** 1024 else math.copysign(math.inf, y)
+            hi[i] = h
+            if math.isfinite(h):
+                lo[i] = float(y - h)
+    return hi, lo
+
+
+def round_exact_or_ziv(oracle, row: tuple, params: dict, fmt):
+    """Correct rounding of the op at `row`: Ziv's loop, and when it cannot decide, the exact-value
+    rule: if evaluations at p+32 and 2(p+32) bits give the identical mpf, the value is exact (a sum or
+    product of floats computed exactly, or a dyadic constant): an exact tie then goes to even.
+    A transcendental value with p+32 zero bits after its p-th has probability ~2^-(p+32)."""
+    fn = lambda *a: evaluate_mp(oracle, tuple(float(x) for x in a), params)  # noqa: E731
+    rr = round_correctly(fn, row, fmt)
+    if rr.resolved:
+        return rr
+    p = fmt.precision + 32
+    with mpmath.workprec(p):
+        y1 = fn(*row)
+    with mpmath.workprec(2 * p):
+        y2 = fn(*row)
+    if isinstance(y1, mpmath.mpf) and isinstance(y2, mpmath.mpf) and y1 == y2:
+        from oracles.rounding import RoundResult, round_mpf
+        bits = round_mpf(y2, fmt)
+        return RoundResult(bits, rr.value, True, 2 * p)
+    return rr
+
+
+def score(target: Target, arrays: list[np.ndarray], got: np.ndarray) -> Batch:
+    out = D.from_numpy_dtype(got.dtype)
+    oracle = ORACLES[target.op]
+    params = oracle_params(target, out)
+    if not out.is_float:
+        expected = _exact_expected(target, arrays, out, params)
+        wrong = got != expected
+        return Batch(wrong.astype(np.float64), np.zeros(len(got), bool), wrong, _bits_of(expected), True)
+    fmt = FORMATS[out.name]
+    vals = target.oracle_values(arrays, out)
+    if out is D.float64:
+        hi, lo = _mp_truth(oracle, vals, params, 53 + 60)
+        truth, y64 = (hi, lo), hi
+    else:
+        y64 = np.asarray(oracle.f64(*vals, **params), dtype=np.float64)
+        truth = y64
+    with np.errstate(all="ignore"):
+        err = ulp.ulp_error(got, truth, fmt)
+    special = ulp.classify_specials(got, y64, fmt, zero_sign_matters=oracle.zero_sign_matters)["special"]
+    expected = round_float64_array_to(fmt, y64)
+    exp_bits = to_bits(expected, fmt).copy()
+    got_bits = to_bits(got, fmt)
+    not_cr = ~ulp.correctly_rounded(got_bits, exp_bits, fmt)
+    close = np.flatnonzero(np.isfinite(err) & (np.abs(err - 0.5) < CLOSE) & ~special)
+    unresolved = 0
+    for i in close:
+        row = tuple(float(v[i]) for v in vals)
+        rr = round_exact_or_ziv(oracle, row, params, fmt)
+        exp_bits[i] = rr.bits
+        not_cr[i] = int(got_bits[i]) != rr.bits
+        unresolved += 0 if rr.resolved else 1
+    return Batch(np.where(special, np.inf, err), special, not_cr, exp_bits, False, len(close), unresolved)
+
+
+@dataclass
+class Accumulator:
+    """Streams batches into the figures of one Measurement without keeping the cases."""
+    target: Target
+    suite: str
+    backend: str
+    total_hint: int = 0
+    cases: int = 0
+    err_sum: float = 0.0
+    err_count: int = 0
+    err_max: float = 0.0
+    not_cr: int = 0
+    specials: int = 0
+    wrong: int = 0
+    close_calls: int = 0
+    unresolved: int = 0
+    layouts: int = 0
+    top: list = field(default_factory=list)          # the largest errors, for the 99.9th percentile
+    worst: list = field(default_factory=list)        # heap of (err, seq, Worst)
+    plot_x: list = field(default_factory=list)
+    plot_y: list = field(default_factory=list)
+    hist: np.ndarray = field(default_factory=lambda: np.zeros(len(HIST_EDGES) - 1, dtype=np.int64))
+    _seq: int = 0
+
+    def add(self, arrays: list[np.ndarray], got: np.ndarray, b: Batch) -> None:
+        n = len(got)
+        self.cases += n
+        self.close_calls += b.close_calls
+        self.unresolved += b.unresolved
+        if b.exact:
+            self.wrong += int(b.not_cr.sum())
+        else:
+            self.not_cr += int(b.not_cr.sum())
+            self.specials += int(b.special.sum())
+            ok = ~b.special & np.isfinite(b.err)
+            e = b.err[ok]
+            if e.size:
+                self.err_sum += float(e.sum())
+                self.err_count += int(e.size)
+                self.err_max = max(self.err_max, float(e.max()))
+                keep = max(1, math.ceil(max(self.total_hint, self.cases) / 1000) + 1)
+                self.top = list(np.sort(np.concatenate([np.asarray(self.top), e]))[-keep:])
+                self.hist += np.histogram(e, bins=HIST_EDGES)[0]
+                step = max(1, e.size // 64)
+                with np.errstate(all="ignore"):
+                    x = arrays[0].astype(np.float64)[ok] if arrays[0].dtype != np.bool_ else np.zeros(e.size)
+                self.plot_x += x[::step].tolist()
+                self.plot_y += e[::step].tolist()
+        bad = np.flatnonzero(b.not_cr | b.special)
+        if bad.size:
+            order = bad[np.argsort(-np.where(np.isinf(b.err[bad]), 1e300, b.err[bad]))][:8]
+            gbits = _bits_of(got)
+            for i in order:
+                w = Worst([_hex(_bits_of(a)[i]) for a in arrays], _hex(gbits[i]), _hex(b.expected_bits[i]),
+                          float(b.err[i]), "special mismatch" if b.special[i] else ("wrong" if b.exact else ""))
+                self._seq += 1
+                item = (w.ulp if math.isfinite(w.ulp) else 1e300, self._seq, w)
+                if len(self.worst) < 8:
+                    heapq.heappush(self.worst, item)
+                else:
+                    heapq.heappushpop(self.worst, item)
+
+    def measurement(self, wall_s: float, error: str = "") -> Measurement:
+        n = max(self.total_hint, self.cases)
+        p999 = 0.0
+        if self.err_count:
+            k = math.ceil(n / 1000)                     # the 99.9th percentile is the k-th largest
+            top = sorted(self.top)
+            p999 = float(top[-k]) if k <= len(top) else float(top[0])
+        plot = None
+        if self.plot_x:
+            idx = np.linspace(0, len(self.plot_x) - 1, min(400, len(self.plot_x))).astype(int)
+            plot = {"x": [self.plot_x[i] for i in idx], "ulp": [self.plot_y[i] for i in idx]}
+        hist = {"edges": HIST_EDGES, "counts": self.hist.tolist()} if self.err_count else None
+        return Measurement(
+            op=self.target.label, dtype=self.target.dtype.name, suite=self.suite, backend=self.backend,
+            cases=self.cases, max_ulp=self.err_max, mean_ulp=self.err_sum / self.err_count if self.err_count else 0.0,
+            p999_ulp=p999, not_correctly_rounded=self.not_cr, special_mismatches=self.specials, wrong=self.wrong,
+            close_calls=self.close_calls, unresolved=self.unresolved, layouts=self.layouts, wall_s=wall_s,
+            worst=[w for _, _, w in sorted(self.worst, key=lambda t: -t[0])], plot=plot, hist=hist, error=error)

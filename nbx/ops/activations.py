@@ -1,0 +1,288 @@
+"""Activations: relu ... log_sigmoid, threshold, glu, swiglu, silu_and_mul, dropout (inference).
+
+Every float formula is evaluated whole in float64 (m.widen) and rounded once to the compute dtype:
+for float32 (and float16/bfloat16, which compute in float32) that makes the result correctly
+rounded except within ~2^-29 ulp of a rounding boundary; for float64 inputs the same formulas run
+in float64 and cost a few ulp. The element-wise kernels are memory bound on the H200 (PRECISION.md:
+exp at 4.21 TB/s against a 4.23 TB/s copy), so the float64 arithmetic is hidden.
+
+Parameters (alpha, negative_slope, beta, threshold) travel as float64, the binary64 value the
+caller passed, so `negative_slope * x` is the product of the two exact values rounded once (the
+oracle's definition), and softplus's branch `x*beta > threshold` is decided on the exact product
+for float32 inputs.
+"""
+import triton
+import triton.language as tl
+
+from .. import dtype as D
+from ..kernels import math as m
+from ..tensor import Tensor
+from .registry import OpSpec, Param, register, run
+
+ALL = D.ALL
+NUMERIC = D.NUMERIC
+
+# ATen's constants (aten/src/ATen/native/Activation.cpp, torch/nn/functional.py).
+SELU_ALPHA = tl.constexpr(1.6732632423543772848170429916717)
+SELU_SCALE = tl.constexpr(1.0507009873554804934193349852946)
+SQRT_HALF = tl.constexpr(0.70710678118654752440084436210485)
+SQRT_2_OVER_PI = tl.constexpr(0.79788456080286535587989211986876)
+GELU_TANH_COEFF = tl.constexpr(0.044715)
+
+
+# ---------------------------------------------------------------- bodies
+@triton.jit
+def _neg_zero(like):
+    # -0.0 from the bits: a literal -0.0 and `-x` (Triton lowers it to 0 - x) both give +0.0
+    return m.copysign(tl.zeros_like(like), tl.full(like.shape, -1.0, like.dtype))
+
+
+@triton.jit
+def _relu(x):
+    # relu(-0) = +0 (max with -0 < +0); NaN stays NaN
+    if x.dtype.is_floating():
+        return tl.where(x > 0, x, tl.where(x != x, x, tl.zeros_like(x)))
+    else:
+        return tl.where(x > 0, x, tl.zeros_like(x))
+
+
+@triton.jit
+def _sigmoid(x):
+    return m.sigmoid_stable(m.widen(x)).to(x.dtype)
+
+
+@triton.jit
+def _silu(x):
+    # x * sigmoid(x): at x = -inf the product is -inf * 0; the limit (and the value at every large
+    # negative finite x) is -0.
+    w = m.widen(x)
+    r = w * m.sigmoid_stable(w)
+    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+
+
+@triton.jit
+def _gelu_erf(x):
+    # 0.5x(1 + erf(x/sqrt2)) = 0.5x erfc(-x/sqrt2): no cancellation for x << 0, where 1 + erf
+    # loses every digit (x = -5: 1 + erf = 1.5e-12 from two O(1) numbers).
+    w = m.widen(x)
+    r = 0.5 * w * m.erfc(-w * SQRT_HALF)
+    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+
+
+@triton.jit
+def _gelu_tanh(x):
+    # 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)): exact identity; the right side has no cancellation
+    # for u << 0 and exp(-2u) overflowing to inf gives -0 (the limit) instead of NaN.
+    w = m.widen(x)
+    u = (w + w * w * w * GELU_TANH_COEFF) * SQRT_2_OVER_PI
+    r = w / (1.0 + m.exp(-2.0 * u))
+    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+
+
+@triton.jit
+def _tanh(x):
+    return m.tanh(x)
+
+
+@triton.jit
+def _hardsigmoid(x):
+    # ATen: min(max(x + 3, 0), 6) / 6; NaN propagates through the explicit where
+    w = m.widen(x)
+    r = tl.minimum(tl.maximum(w + 3.0, 0.0), 6.0) / 6.0
+    return tl.where(w != w, w, r).to(x.dtype)
+
+
+@triton.jit
+def _hardswish(x):
+    # piecewise: 0 for x <= -3, x for x >= 3, x(x+3)/6 between (ATen's x*min(max(x+3,0),6)/6 is NaN
+    # at -inf; the definition gives 0)
+    w = m.widen(x)
+    r = tl.where(w <= -3.0, 0.0, tl.where(w >= 3.0, w, w * (w + 3.0) / 6.0))
+    return r.to(x.dtype)
+
+
+@triton.jit
+def _leaky_relu(x, slope):
+    w = m.widen(x)
+    return tl.where(w > 0, w, slope * w).to(x.dtype)
+
+
+@triton.jit
+def _elu(x, alpha):
+    # expm1, not exp(x) - 1: near 0 the difference cancels (x = -1e-8: exp - 1 keeps 8 digits)
+    w = m.widen(x)
+    return tl.where(w > 0, w, alpha * m.expm1(w)).to(x.dtype)
+
+
+@triton.jit
+def _celu(x, alpha):
+    # ATen's form x > 0 ? x : alpha*expm1(x/alpha): celu(-0) = -0
+    w = m.widen(x)
+    return tl.where(w > 0, w, alpha * m.expm1(w / alpha)).to(x.dtype)
+
+
+@triton.jit
+def _selu(x):
+    w = m.widen(x)
+    return (tl.where(w > 0, w, m.expm1(w) * SELU_ALPHA) * SELU_SCALE).to(x.dtype)
+
+
+@triton.jit
+def _mish(x):
+    # x * tanh(softplus(x)) with the stable softplus; -inf * tanh(0) is NaN, the limit is -0
+    w = m.widen(x)
+    r = w * m.tanh(m.softplus_stable(w))
+    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+
+
+@triton.jit
+def _softplus(x, beta, threshold):
+    # ATen: x*beta > threshold ? x : log1p(exp(beta*x))/beta, with the overflow-free softplus
+    w = m.widen(x)
+    u = w * beta
+    return tl.where(u > threshold, w, m.softplus_stable(u) / beta).to(x.dtype)
+
+
+@triton.jit
+def _log_sigmoid(x):
+    # -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): never exp of a large number, and at large x the
+    # tiny -exp(-x) survives in log1p
+    w = m.widen(x)
+    return (m.softplus_stable(w * -1.0) * -1.0).to(x.dtype)
+
+
+@triton.jit
+def _threshold(x, thr, value):
+    # ATen: x <= threshold ? value : x (so NaN stays NaN)
+    if x.dtype.is_floating():
+        return tl.where(m.widen(x) <= thr, value.to(x.dtype), x)
+    else:
+        return tl.where(x <= thr, value.to(x.dtype), x)
+
+
+@triton.jit
+def _glu(a, b):
+    wa = m.widen(a)
+    return (wa * m.sigmoid_stable(m.widen(b))).to(a.dtype)
+
+
+@triton.jit
+def _swiglu(gate, up):
+    g = m.widen(gate)
+    s = tl.where(g == -float("inf"), _neg_zero(g), g * m.sigmoid_stable(g))
+    return (s * m.widen(up)).to(gate.dtype)
+
+
+@triton.jit
+def _identity(x):
+    return x
+
+
+# ---------------------------------------------------------------- specs
+def _f64_params(*names):
+    return lambda params, t: [(params[n], D.float64) for n in names]
+
+
+def activation(name, rule, dtypes, body, doc, **kw):
+    return register(OpSpec(name, 1, rule, tuple(dtypes), body, doc=doc, family="activations", **kw))
+
+
+activation("relu", "S", NUMERIC, _relu, "max(x, 0); relu(-0.0) = +0.0; NaN stays NaN.")
+activation("sigmoid", "F", ALL, _sigmoid, "1/(1+exp(-x)), two branches on exp(-|x|): no NaN at either end.")
+activation("silu", "F", ALL, _silu, "x * sigmoid(x); silu(-inf) = -0.0.")
+activation("gelu", "F", ALL, lambda p, t: _gelu_tanh if p["approximate"] == "tanh" else _gelu_erf,
+           "'none': 0.5x(1+erf(x/sqrt2)), as x/2*erfc(-x/sqrt2); 'tanh': 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), "
+           "as x/(1+exp(-2u)). gelu(-inf) = -0.0.",
+           params=(Param("approximate", "none", kind="choice", choices=("none", "tanh")),))
+activation("tanh", "F", ALL, _tanh, "tanh(x).")
+activation("hardsigmoid", "F", ALL, _hardsigmoid, "clamp(x/6 + 1/2, 0, 1), as ATen's min(max(x+3, 0), 6)/6.")
+activation("hardswish", "F", ALL, _hardswish, "x * hardsigmoid(x): 0 for x <= -3, x for x >= 3.")
+activation("leaky_relu", "F", ALL, _leaky_relu, "x > 0 ? x : negative_slope*x.",
+           params=(Param("negative_slope", 0.01, dtype="float64"),))
+activation("elu", "F", ALL, _elu, "x > 0 ? x : alpha*expm1(x).", params=(Param("alpha", 1.0, dtype="float64"),))
+activation("celu", "F", ALL, _celu, "x > 0 ? x : alpha*expm1(x/alpha) (= max(0,x) + min(0, alpha*expm1(x/alpha)), "
+           "except celu(-0.0) = -0.0).", params=(Param("alpha", 1.0, dtype="float64"),))
+activation("selu", "F", ALL, _selu, "scale*(x > 0 ? x : alpha*expm1(x)), ATen's scale and alpha.")
+activation("mish", "F", ALL, _mish, "x * tanh(softplus(x)), softplus overflow-free; mish(-inf) = -0.0.")
+activation("softplus", "F", ALL, _softplus,
+           "x*beta > threshold ? x : log1p(exp(beta*x))/beta, evaluated as (max(u,0) + log1p(exp(-|u|)))/beta.",
+           params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")))
+activation("log_sigmoid", "F", ALL, _log_sigmoid, "log(sigmoid(x)) = min(x,0) - log1p(exp(-|x|)).")
+
+
+def _threshold_params(params, t):
+    for n in ("threshold", "value"):
+        if params[n] is None:
+            raise TypeError(f"nbx.threshold: argument '{n}' is required (a Python number)")
+    thr, value = params["threshold"], params["value"]
+    if t.common.is_float:
+        return [(thr, D.float64), (value, t.common)]
+    # integers: x <= t  <=>  x <= floor(t), compared in int64 (exact for every integer dtype)
+    thr_int = max(D.int64.min, min(D.int64.max, int(thr // 1)))
+    return [(thr_int, D.int64), (value, t.common)]
+
+
+activation("threshold", "S", NUMERIC, _threshold,
+           "x <= threshold ? value : x (ATen; NaN stays NaN). value is rounded to the input's dtype; for "
+           "integer inputs value must be an integer that fits.",
+           params=(Param("threshold", None), Param("value", None)), kernel_params=_threshold_params)
+
+
+# ---------------------------------------------------------------- compositions over views
+_GLU2 = OpSpec("glu", 2, "F", ALL, _glu, family="activations", operand_names=("input[first half]",
+                                                                                "input[second half]"))
+_SILU_AND_MUL2 = OpSpec("silu_and_mul", 2, "F", ALL, _swiglu, family="activations",
+                        operand_names=("input[..., :d]", "input[..., d:]"))
+
+
+def _halves(name, x, dim):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"nbx.{name}: argument 'input' must be an nbx Tensor, got {type(x).__name__}")
+    if x.ndim == 0:
+        raise ValueError(f"nbx.{name}: input is 0-dim; it needs a dim to split in two halves")
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -x.ndim <= dim < x.ndim:
+        raise ValueError(f"nbx.{name}: dim={dim!r} out of range for a tensor of {x.ndim} dims "
+                         f"(allowed {-x.ndim}..{x.ndim - 1})")
+    d = dim % x.ndim
+    n = x.shape[d]
+    if n % 2:
+        raise ValueError(f"nbx.{name}: the split dim {dim} has odd size {n}; it must be even")
+    return x.narrow(d, 0, n // 2), x.narrow(d, n // 2, n // 2)
+
+
+def _glu_compose(spec, operands, params, out):
+    a, b = _halves("glu", operands[0], params["dim"])
+    return run(_GLU2, [a, b], {}, out=out)
+
+
+def _silu_and_mul_compose(spec, operands, params, out):
+    a, b = _halves("silu_and_mul", operands[0], -1)
+    return run(_SILU_AND_MUL2, [a, b], {}, out=out)
+
+
+activation("glu", "F", ALL, _glu, "a * sigmoid(b), a and b the two halves of `dim` (views, no copies).",
+           params=(Param("dim", -1, dtype="int64"),), compose=_glu_compose)
+activation("silu_and_mul", "F", ALL, _swiglu,
+           "silu(x[..., :d]) * x[..., d:] with d half the last dim (views, no copies).",
+           compose=_silu_and_mul_compose)
+register(OpSpec("swiglu", 2, "F", ALL, _swiglu, family="activations", operand_names=("gate", "up"),
+                doc="silu(gate) * up; both broadcast."))
+
+_DROPOUT_COPY = OpSpec("dropout", 1, "S", ALL, _identity, family="activations", operand_names=("input",))
+
+
+def _dropout_compose(spec, operands, params, out):
+    p, train = params["p"], params["train"]
+    if not isinstance(train, bool):
+        raise TypeError(f"nbx.dropout: train must be a bool, got {type(train).__name__}")
+    if isinstance(p, bool) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"nbx.dropout: p={p!r} must be a probability in [0, 1]")
+    if train:
+        raise NotImplementedError("nbx.dropout: train=True is not supported (nbx has no random number "
+                                  "generator); inference (train=False) is the identity")
+    return run(_DROPOUT_COPY, operands, {}, out=out)
+
+
+activation("dropout", "S", ALL, _identity, "Inference dropout: a copy (train=True is an error).",
+           params=(Param("p", 0.5), Param("train", False, kind="flag")), compose=_dropout_compose)
+

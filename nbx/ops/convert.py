@@ -1,0 +1,75 @@
+"""Conversions and value-preserving ops: nan_to_num, angle, bf16_to_fp16."""
+import math
+
+import triton
+import triton.language as tl
+
+from .. import dtype as D
+from .registry import OpSpec, Param, Typing, register
+
+ALL = D.ALL
+PI = tl.constexpr(math.pi)
+
+
+@triton.jit
+def _identity(x):
+    return x
+
+
+@triton.jit
+def _nan_to_num(x, nan, posinf, neginf):
+    # the replacements arrive already rounded to the OUTPUT dtype (float16's max is 65504)
+    r = tl.where(x == float("inf"), posinf.to(x.dtype), x)
+    r = tl.where(x == -float("inf"), neginf.to(x.dtype), r)
+    return tl.where(x != x, nan.to(x.dtype), r)
+
+
+@triton.jit
+def _angle(x):
+    # real input: pi for x < 0, +0 for x >= 0 (angle(-0.0) = +0.0: -0.0 < 0 is false), NaN stays
+    zero = tl.zeros_like(x)
+    return tl.where(x != x, x, tl.where(x < 0, zero + PI, zero))
+
+
+@triton.jit
+def _bf16_bits_to_f32(x):
+    # a bfloat16 is the top half of a float32: shift the 16 bits up (int16 loads sign-extended to
+    # int32; the shift drops the extension) and reinterpret. The store rounds float32 -> float16 to
+    # nearest even: overflow gives inf, float16 subnormals are kept.
+    return (x << 16).to(tl.float32, bitcast=True)
+
+
+def _nan_to_num_params(params, t):
+    if not t.common.is_float:
+        return []
+    d = t.out
+    pos = d.max if params["posinf"] is None else params["posinf"]
+    neg = d.min if params["neginf"] is None else params["neginf"]
+    return [(params["nan"], d), (pos, d), (neg, d)]
+
+
+register(OpSpec("nan_to_num", 1, "S", ALL, lambda p, t: _nan_to_num if t.common.is_float else _identity,
+                family="convert", kernel_params=_nan_to_num_params,
+                params=(Param("nan", 0.0), Param("posinf", None), Param("neginf", None)),
+                doc="NaN -> nan, +inf -> posinf, -inf -> neginf; None means the OUTPUT dtype's largest / "
+                    "most negative finite value (65504 for float16). Integers and bool: a copy."))
+register(OpSpec("angle", 1, "F", ALL, _angle, family="convert",
+                doc="Argument of a real number: 0 for x >= 0 (and -0.0), pi for x < 0, NaN for NaN."))
+
+
+def _bf16_typing(operands, params):
+    src = operands[0].dtype
+    if src is D.bfloat16:                      # a bfloat16 tensor: its own bits
+        return Typing(src, D.float16, (D.float32,))
+    return Typing(src, D.float16, (D.int32,))
+
+
+def _bf16_body(params, t):
+    return _identity if t.common is D.bfloat16 else _bf16_bits_to_f32
+
+
+register(OpSpec("bf16_to_fp16", 1, _bf16_typing, (D.int16, D.bfloat16), _bf16_body, family="convert",
+                doc="Raw bfloat16 bit patterns held in an int16 tensor (or a bfloat16 tensor) to float16 "
+                    "through float32: round to nearest even, overflow to inf, subnormals kept. out= may be a "
+                    "float16 view of the input's own storage (the conversion reads each element before "
+                    "writing it)."))
