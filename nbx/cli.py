@@ -93,10 +93,11 @@ def cmd_gate(a) -> int:
             print(f"  {k:<40} {old if old is not None else '(new)'} -> {v}")
         return 0
     ops = a.op or _ops_of(rep)
-    problems = [] if a.no_bank else bank.check(ops=ops, verify=False)
+    dtypes = a.dtype or _dtypes_of(rep)
+    problems = [] if a.no_bank else bank.check(ops=ops, dtypes=dtypes, verify=False)
     ms = [m for m in rep.measurements if (not a.op or m.op.split(":")[0] in a.op)
           and (not a.dtype or m.dtype in a.dtype)]
-    fails = gate.decide(ms, data, ops=ops, dtypes=a.dtype or None, bank_problems=problems)
+    fails = gate.decide(ms, data, ops=ops, dtypes=dtypes, bank_problems=problems)
     print(f"nbx gate: report {rep.run_id} ({bid}, profile {rep.profile}) against {bpath}")
     print(gate.format_failures(fails))
     if a.report and Path(a.report).is_dir():     # the report's junit/summary now show the failures
@@ -104,11 +105,21 @@ def cmd_gate(a) -> int:
     return 1 if fails else 0
 
 
+def _argv_values(rep, flag: str) -> list[str] | None:
+    argv = rep.argv or []
+    vals = [argv[i + 1] for i, x in enumerate(argv[:-1]) if x == flag]
+    vals += [x.split("=", 1)[1] for x in argv if x.startswith(flag + "=")]
+    return vals or None
+
+
 def _ops_of(rep) -> list[str] | None:
     """The ops a run was asked for (from its argv), so a partial run is gated on its own ops."""
-    argv = rep.argv or []
-    ops = [argv[i + 1] for i, x in enumerate(argv[:-1]) if x == "--op"]
-    return ops or None
+    return _argv_values(rep, "--op")
+
+
+def _dtypes_of(rep) -> list[str] | None:
+    """The dtypes a run was asked for (from its argv), likewise."""
+    return _argv_values(rep, "--dtype")
 
 
 def cmd_bank(a) -> int:
@@ -117,7 +128,8 @@ def cmd_bank(a) -> int:
         _check_names(a.op, a.dtype)
         bank.refresh(a.op, a.dtype, progress=not a.quiet)
         return 0
-    problems = bank.check(sample=a.sample, ops=a.op)
+    _check_names(a.op, a.dtype)
+    problems = bank.check(sample=a.sample, ops=a.op, dtypes=a.dtype)
     if problems:
         print(f"nbx bank check: {len(problems)} problem(s)")
         for p in problems[:50]:
@@ -226,6 +238,7 @@ def parser() -> argparse.ArgumentParser:
     br.add_argument("--quiet", action="store_true")
     bc = bs.add_parser("check", help="hashes, coverage, a re-verified sample")
     bc.add_argument("--op", action="append")
+    bc.add_argument("--dtype", action="append")
     bc.add_argument("--sample", type=int, default=64)
     b.set_defaults(fn=cmd_bank)
 

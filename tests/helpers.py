@@ -21,7 +21,7 @@ def bits(a) -> np.ndarray:
     """The raw bit patterns of an array (nbx Tensor or numpy), as the same-width unsigned ints."""
     if isinstance(a, nbx.Tensor):
         a = a.numpy()
-    a = np.ascontiguousarray(a)
+    a = np.array(a, order="C")
     if a.dtype == np.bool_:
         return a.view(np.uint8)
     return a.view(np.dtype(f"u{a.dtype.itemsize}"))

@@ -268,6 +268,11 @@ def refresh(ops=None, dtypes=None, base: Path | None = None, progress=True, log=
         manifest = load_manifest(base)
     except BankError:
         manifest = {"files": {}}
+    if manifest.get("generator_version", GENERATOR_VERSION) != GENERATOR_VERSION:
+        # entries of another generator stay stale: a partial refresh must not re-label them current
+        log(f"bank refresh: manifest generator {manifest.get('generator_version')} != {GENERATOR_VERSION}; "
+            "dropping its entries (refresh every op to rebuild them)")
+        manifest = {"files": {}}
     chosen = targets(ops, dtypes)
     bar = Progress(len(chosen), "nbx bank refresh") if progress else None
     new_files = {}
@@ -322,7 +327,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def check(base: Path | None = None, sample: int = 64, ops=None, verify=True) -> list[str]:
+def check(base: Path | None = None, sample: int = 64, ops=None, verify=True, dtypes=None) -> list[str]:
     """Problems with the bank (empty list: healthy): hashes, coverage of OPS x dtypes, a sample
     of cases re-verified against mpmath."""
     base = base or root()
@@ -333,7 +338,7 @@ def check(base: Path | None = None, sample: int = 64, ops=None, verify=True) -> 
         return [str(e)]
     if manifest.get("generator_version") != GENERATOR_VERSION:
         problems.append(f"bank generator version {manifest.get('generator_version')} != {GENERATOR_VERSION}: stale")
-    chosen = targets(ops)
+    chosen = targets(ops, dtypes)
     loaded = []
     for t in chosen:
         try:

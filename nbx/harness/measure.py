@@ -29,7 +29,7 @@ HIST_EDGES = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 4096.0, 2.0 ** 20
 
 def oracle_params(target: Target, out: D.DType) -> dict:
     """The op's parameters plus what the harness tells an oracle about the output format."""
-    p = {**ORACLES[target.op].params, **target.params}
+    p = {**ORACLES[target.op].params, **target.oracle_kwargs()}
     if target.op == "to":
         if out.is_bool:
             p["to_bool"] = True
@@ -83,13 +83,19 @@ def _exact_expected(target, arrays, out: D.DType, params) -> np.ndarray:
     oracle = ORACLES[target.op]
     if oracle.exact_int is not None and not any(D.from_numpy_dtype(a.dtype).is_float for a in arrays):
         pyvals = [a.astype(object) if a.dtype != np.bool_ else a.astype(int).astype(object) for a in arrays]
+        from .targets import PARAM_OPERANDS
+        pyvals += [np.full(len(arrays[0]), target.params[k], dtype=object)
+                   for k in PARAM_OPERANDS.get(target.op, ()) if target.params.get(k) is not None]
         res = [oracle.exact_int(*(int(v) for v in row), **params) for row in zip(*pyvals)]
         return np.array([_wrap(v, out) for v in res], dtype=object).astype(out.np)
     vals = target.oracle_values(arrays)
     y = oracle.f64(*vals, **params)
     if out.is_bool:
         return np.asarray(y).astype(bool)
-    return np.array([_wrap(int(v), out) for v in np.asarray(y, dtype=np.float64)], dtype=object).astype(out.np)
+    # a float -> integer cast saturates (nbx's definition): clamp in Python ints, since the float64
+    # value of the int64 maximum is 2^63, which would wrap
+    fix = (lambda v: min(max(v, out.min), out.max)) if target.op == "to" else (lambda v: _wrap(v, out))
+    return np.array([fix(int(v)) for v in np.asarray(y, dtype=np.float64)], dtype=object).astype(out.np)
 
 
 def _mp_truth(oracle, vals, params, prec: int):

@@ -22,8 +22,14 @@ VARIANTS: dict[str, list[dict]] = {
     "leaky_relu": [{"negative_slope": 0.2}],
     "elu": [{"alpha": 0.5}], "celu": [{"alpha": 2.0}],
     "to": [{"dtype": d.name} for d in D.ALL],
+    "threshold": [{"threshold": 0.5, "value": -2.0}, {"threshold": 0, "value": 7}],
+    "masked_fill": [{"value": 1}, {"value": -2.5}],
+    "clamp": [{"min": 1, "max": 100}, {"min": 100, "max": 1}, {"min": -1.5, "max": 2.5}, {"min": -1.5},
+              {"max": 2.5}],
 }
-NO_DEFAULT = {"to"}
+NO_DEFAULT = {"to", "threshold", "masked_fill", "clamp"}
+# Scalar parameters that the oracle takes as operands (clamp(x, min, max) is ternary there).
+PARAM_OPERANDS = {"clamp": ("min", "max")}
 
 # Operands that are masks/conditions, not values of the dtype under test.
 BOOL_OPERANDS = {"where": (0,), "masked_fill": (1,)}
@@ -72,7 +78,14 @@ class Target:
                     a = a.astype(out.np)
             with np.errstate(all="ignore"):
                 res.append(a.astype(np.float64))
+        for name in PARAM_OPERANDS.get(self.op, ()):
+            v = self.params.get(name)
+            fill = {"min": -np.inf, "max": np.inf}.get(name, np.nan) if v is None else float(v)
+            res.append(np.full(len(res[0]), fill))
         return res
+
+    def oracle_kwargs(self) -> dict:
+        return {k: v for k, v in self.params.items() if k not in PARAM_OPERANDS.get(self.op, ())}
 
     def run(self, arrays: list[np.ndarray]) -> np.ndarray:
         """Run the op through nbx on 1-D operand arrays; returns the result as numpy."""
@@ -106,6 +119,9 @@ def targets(ops=None, dtypes=None) -> list[Target]:
 
 
 def _variant_applies(spec, params, d: D.DType) -> bool:
+    if spec.name in ("threshold", "masked_fill", "clamp") and not d.is_float:
+        return all(isinstance(v, int) and (d.is_bool or d.min <= v <= d.max) for v in params.values()) and \
+            not (d.is_bool and spec.name != "masked_fill")
     if "alpha" in params and spec.name in ("add", "sub", "rsub") and not d.is_float:
         return isinstance(params["alpha"], int)
     if spec.name == "to" and d.is_bool and params.get("dtype") == "bool":

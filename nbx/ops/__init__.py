@@ -1,5 +1,5 @@
 """The op set: every family registers its OpSpecs in OPS; the public functions are made from them."""
-from . import activations, arithmetic, binary_more, bitwise, compare, convert, unary, unary_more  # noqa: F401  (registration)
+from . import activations, arithmetic, binary_more, bitwise, compare, convert, ternary, unary, unary_more  # noqa: F401  (registration)
 from .registry import OPS, OpSpec, Param, make_function
 
 FUNCTIONS = {name: make_function(spec) for name, spec in OPS.items()}

@@ -212,6 +212,11 @@ def run(spec: OpSpec, operands, params: dict, out=None) -> Tensor:
         if isinstance(x, Tensor):
             tensors.append(x)
         else:
+            if typing.out.is_int:
+                # ATen refuses an int scalar outside the result dtype ("value cannot be converted to
+                # type uint8_t without overflow"); the compute dtype (int32 for uint8) would hold it and
+                # the store would wrap silently (uint8 tensor + 300 gave 1 + 300 - 256)
+                iterate.scalar_to_numpy(x, typing.out, op=spec.name, arg=names[i])
             tensors.append(iterate.scalar_tensor(x, typing.compute[i], op=spec.name, arg=names[i]))
     shape = iterate.broadcast_shapes([t.shape for t in tensors], op=spec.name, names=names)
     kparams = spec.kernel_params(params, typing) if spec.kernel_params else [

@@ -1,0 +1,170 @@
+"""Selection and ternary arithmetic: clamp, clamp_min, where, masked_fill, lerp, addcmul, addcdiv.
+
+lerp, addcmul and addcdiv on float32 (and float16/bfloat16, computed in float32) evaluate the whole
+formula in float64 and round once: the products of float32 values are exact there, so the result
+is the exact value rounded once to float64, then to the output (correct except within ~2^-29 ulp
+of a boundary). float64 inputs follow ATen's expression order.
+"""
+import triton
+import triton.language as tl
+
+from .. import dtype as D
+from ..kernels import math as m
+from ..promotion import is_scalar, result_type
+from ..tensor import Tensor
+from .registry import OpSpec, Param, Typing, compute_dtype, register, run
+
+ALL = D.ALL
+NUMERIC = D.NUMERIC
+FLOATS = D.FLOATS
+
+
+# ---------------------------------------------------------------- clamp
+@triton.jit
+def _clamp(x, lo, hi):
+    # minimum(maximum(x, min), max): min > max gives max (ATen); a NaN x or bound gives NaN
+    return m.minimum_nan(m.maximum_nan(x, lo), hi)
+
+
+@triton.jit
+def _clamp_min(x, lo):
+    return m.maximum_nan(x, lo)
+
+
+@triton.jit
+def _clamp_max(x, hi):
+    return m.minimum_nan(x, hi)
+
+
+def _clamp_spec(names, body):
+    return OpSpec("clamp", len(names), "P", NUMERIC, body, family="ternary", operand_names=names,
+                  scalar_operands=tuple(range(1, len(names))))
+
+
+_CLAMP = {(True, True): _clamp_spec(("input", "min", "max"), _clamp),
+          (True, False): _clamp_spec(("input", "min"), _clamp_min),
+          (False, True): _clamp_spec(("input", "max"), _clamp_max)}
+
+
+def _clamp_compose(spec, operands, params, out):
+    lo, hi = params["min"], params["max"]
+    for name, v in (("min", lo), ("max", hi)):
+        if v is not None and not isinstance(v, Tensor) and not is_scalar(v):
+            raise TypeError(f"nbx.clamp: argument '{name}' must be None, a Python number or an nbx Tensor, "
+                            f"got {type(v).__name__}")
+    if lo is None and hi is None:
+        raise ValueError("nbx.clamp: at least one of 'min' and 'max' must be given (both are None)")
+    inner = _CLAMP[lo is not None, hi is not None]
+    bounds = [v for v in (lo, hi) if v is not None]
+    return run(inner, [operands[0], *bounds], {}, out=out)
+
+
+register(OpSpec("clamp", 1, "P", NUMERIC, _clamp, family="ternary", compose=_clamp_compose,
+                params=(Param("min", None, kind="bound", doc="None, a Python number or a Tensor"),
+                        Param("max", None, kind="bound", doc="None, a Python number or a Tensor")),
+                doc="minimum(maximum(input, min), max); min and max are None, scalars or tensors (broadcast); "
+                    "min > max gives max; a NaN input or bound gives NaN; -0.0 < +0.0. The result dtype "
+                    "promotes over the input and the given bounds."))
+register(OpSpec("clamp_min", 2, "P", NUMERIC, _clamp_min, family="ternary", operand_names=("input", "min"),
+                scalar_operands=(1,), doc="maximum(input, min); NaN propagates; -0.0 < +0.0."))
+
+
+# ---------------------------------------------------------------- where, masked_fill
+@triton.jit
+def _where(c, a, b):
+    return tl.where(c != 0, a, b)
+
+
+def _where_typing(operands, params):
+    common = result_type(*operands[1:])
+    cc = compute_dtype(common)
+    return Typing(common, common, (D.int32, cc, cc))
+
+
+def _check_condition(name, arg, t):
+    if t.dtype is not D.bool_:
+        raise TypeError(f"nbx.{name}: argument '{arg}' must be a bool tensor, got dtype {t.dtype.name} "
+                        f"(compare first, e.g. ne(x, 0))")
+
+
+register(OpSpec("where", 3, _where_typing, ALL, _where, family="ternary",
+                operand_names=("condition", "input", "other"), scalar_operands=(1, 2),
+                check=lambda s, ops, p, t: _check_condition("where", "condition", ops[0]),
+                doc="input where condition else other; condition is bool; all three broadcast; input and "
+                    "other may be Python scalars and promote together."))
+
+
+@triton.jit
+def _masked_fill(x, mask, value):
+    return tl.where(mask != 0, value.to(x.dtype), x)
+
+
+def _masked_fill_typing(operands, params):
+    d = operands[0].dtype
+    return Typing(d, d, (compute_dtype(d), D.int32))
+
+
+def _masked_fill_check(spec, operands, params, t):
+    _check_condition("masked_fill", "mask", operands[1])
+    if params["value"] is None:
+        raise TypeError("nbx.masked_fill: argument 'value' is required (a Python number)")
+
+
+register(OpSpec("masked_fill", 2, _masked_fill_typing, ALL, _masked_fill, family="ternary",
+                operand_names=("input", "mask"), params=(Param("value", None),),
+                check=_masked_fill_check, kernel_params=lambda p, t: [(p["value"], t.common)],
+                doc="value where mask else input; mask is bool and broadcasts with input; value is converted "
+                    "to the input's dtype (a float value for an integer input is an error)."))
+
+
+# ---------------------------------------------------------------- lerp, addcmul, addcdiv
+@triton.jit
+def _lerp(s, e, w):
+    # ATen's two branches: |w| < 0.5 ? s + w*(e-s) : e - (e-s)*(1-w); each is exact at its end
+    # (w = 0 gives s, w = 1 gives e)
+    ws = m.widen(s)
+    we = m.widen(e)
+    ww = m.widen(w)
+    diff = we - ws
+    r = tl.where(tl.abs(ww) < 0.5, ws + ww * diff, we - diff * (1.0 - ww))
+    return r.to(s.dtype)
+
+
+register(OpSpec("lerp", 3, "P", FLOATS, _lerp, family="ternary", operand_names=("input", "end", "weight"),
+                scalar_operands=(2,),
+                doc="input + weight*(end - input) by ATen's two-branch formula (|weight| < 0.5 from input, "
+                    "else from end); weight is a scalar or a tensor; all broadcast."))
+
+
+@triton.jit
+def _addcmul(x, t1, t2, value):
+    if x.dtype.is_floating():
+        return (m.widen(x) + value * m.widen(t1) * m.widen(t2)).to(x.dtype)
+    else:
+        return x + value.to(x.dtype) * t1 * t2
+
+
+@triton.jit
+def _addcdiv(x, t1, t2, value):
+    return (m.widen(x) + value * m.widen(t1) / m.widen(t2)).to(x.dtype)
+
+
+def _value_param(spec):
+    def params(p, t):
+        v = p["value"]
+        if t.common.is_float:
+            return [(v, D.float64)]
+        if isinstance(v, float):
+            raise TypeError(f"nbx.{spec}: value={v!r} is a float but the operands are {t.common.name}; for "
+                            "integer inputs value must be an integer (ATen)")
+        return [(v, t.compute[0])]
+    return params
+
+
+register(OpSpec("addcmul", 3, "P", NUMERIC, _addcmul, family="ternary", operand_names=("input", "tensor1", "tensor2"),
+                params=(Param("value", 1),), kernel_params=_value_param("addcmul"),
+                doc="input + value*tensor1*tensor2; all broadcast (integers wrap)."))
+register(OpSpec("addcdiv", 3, "P", FLOATS, _addcdiv, family="ternary", operand_names=("input", "tensor1", "tensor2"),
+                params=(Param("value", 1),), kernel_params=_value_param("addcdiv"),
+                doc="input + value*tensor1/tensor2; all broadcast; floating dtypes only (ATen refuses integer "
+                    "addcdiv)."))

@@ -1,0 +1,227 @@
+"""The gate (gate.decide) on hand-made measurements, and the budget file (update, save)."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from nbx.harness import budgets as B
+from nbx.harness import gate
+from nbx.harness.measurement import Measurement, Worst
+
+BUDGETS = {"schema": B.SCHEMA, "backend": "test",
+           "budgets": {"exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}}}
+
+
+def M(op="exp", dtype="float32", suite="sweep", **kw) -> Measurement:
+    kw.setdefault("cases", 1000)
+    kw.setdefault("max_ulp", 0.7)
+    kw.setdefault("mean_ulp", 0.1)
+    kw.setdefault("p999_ulp", 0.6)
+    return Measurement(op, dtype, suite, "test-backend", **kw)
+
+
+def decide(ms, budgets=BUDGETS, ops=("exp",), dtypes=("float32",), **kw):
+    return gate.decide(ms, budgets, ops=list(ops), dtypes=list(dtypes), **kw)
+
+
+def only(fails, key):
+    got = [f for f in fails if tuple(f.key) == key]
+    assert got, f"no failure for {key}: {fails}"
+    return got
+
+
+def test_within_budget_passes():
+    ms = [M(suite="bank", max_ulp=0.5), M(suite="sweep", max_ulp=1.0)]     # equal to the budget
+    assert decide(ms) == []
+    assert gate.format_failures([]) == "gate: every figure within budget"
+
+
+def test_within_budget_up_to_rounding_noise():
+    assert decide([M(max_ulp=1.0 + 1e-12)]) == []
+
+
+def test_regressed_max_ulp_fails():
+    w = Worst(["0x42b17218"], "0x7f7ffff0", "0x7f7fffff", 1.25, "near overflow")
+    fails = decide([M(suite="bank"), M(suite="sweep", max_ulp=1.25, worst=[w])])
+    assert len(fails) == 1
+    f = fails[0]
+    assert f.key == ("exp", "float32", "sweep")
+    assert "max ulp 1.25 > budget 1.0" in f.reason
+    assert f.worst == [w]
+    text = gate.format_failures(fails)
+    assert "1 failure(s)" in text and "exp" in text and "0x42b17218" in text and "near overflow" in text
+
+
+def test_missing_op_or_dtype_fails():
+    fails = decide([M()], ops=("exp", "log"), dtypes=("float32", "float16"))
+    keys = {tuple(f.key) for f in fails}
+    assert keys == {("exp", "float16", ""), ("log", "float32", ""), ("log", "float16", "")}
+    assert all("no measurement" in f.reason for f in fails)
+
+
+def test_every_variant_needs_a_measurement():
+    """add:alpha=2 is its own row of the table: measuring plain add is not enough."""
+    b = {"budgets": {"add|float32": {"max_ulp": 0.5}, "add:alpha=2|float32": {"max_ulp": 0.5}}}
+    fails = decide([M("add", max_ulp=0.5)], b, ops=("add",))
+    assert [tuple(f.key) for f in fails] == [("add:alpha=2", "float32", "")]
+    assert decide([M("add", max_ulp=0.5), M("add:alpha=2", max_ulp=0.5)], b, ops=("add",)) == []
+
+
+def test_zero_case_measurement_fails():
+    fails = decide([M(cases=0, max_ulp=0.0)])
+    assert "zero cases" in only(fails, ("exp", "float32", "sweep"))[0].reason
+    only(fails, ("exp", "float32", ""))                  # and the dtype counts as unmeasured
+
+
+def test_zero_cases_in_one_suite_fails_even_when_another_measured():
+    fails = decide([M(suite="bank"), M(suite="sweep", cases=0)])
+    assert [tuple(f.key) for f in fails] == [("exp", "float32", "sweep")]
+
+
+@pytest.mark.parametrize("field", ["max_ulp", "mean_ulp", "p999_ulp"])
+def test_nan_metric_fails(field):
+    fails = decide([M(**{field: math.nan})])
+    assert len(fails) == 1 and "NaN" in fails[0].reason
+
+
+def test_special_mismatch_fails_even_within_ulp_budget():
+    fails = decide([M(special_mismatches=2, max_ulp=0.5)])
+    assert len(fails) == 1 and "2 special mismatches" in fails[0].reason
+
+
+def test_special_mismatch_with_inf_ulp_fails():
+    fails = decide([M(special_mismatches=1, max_ulp=math.inf)])
+    reasons = " | ".join(f.reason for f in fails)
+    assert "special mismatches" in reasons and "budget 1.0" in reasons
+
+
+def test_wrong_integer_result_fails():
+    ok = M("bitwise_and", "int32", suite="pairs", max_ulp=0.0, mean_ulp=0.0, p999_ulp=0.0)
+    assert decide([ok], {"budgets": {}}, ops=("bitwise_and",), dtypes=("int32",)) == []   # exact: no budget needed
+    bad = M("bitwise_and", "int32", suite="pairs", max_ulp=1.0, mean_ulp=0.001, p999_ulp=0.0, wrong=3,
+            not_correctly_rounded=3)
+    fails = decide([bad], {"budgets": {}}, ops=("bitwise_and",), dtypes=("int32",))
+    assert any("3 wrong results" in f.reason for f in fails), fails
+
+
+def test_measurement_with_error_fails():
+    fails = decide([M(suite="bank", error="BankError: exp/float32.txt: sha256 does not match"), M()])
+    assert len(fails) == 1
+    assert fails[0].key == ("exp", "float32", "bank") and fails[0].reason.startswith("raised: BankError")
+
+
+def test_unresolved_cases_fail():
+    fails = decide([M(unresolved=1)])
+    assert len(fails) == 1 and "unresolved" in fails[0].reason
+
+
+def test_bank_problem_fails():
+    fails = decide([M()], bank_problems=["exp/float32.txt: sha256 does not match the manifest"])
+    assert len(fails) == 1 and fails[0].key == ("bank", "", "")
+    assert "stale or corrupted bank" in fails[0].reason and "exp/float32.txt" in fails[0].reason
+
+
+def test_no_budget_for_inexact_result_fails():
+    fails = decide([M()], {"budgets": {}})
+    assert len(fails) == 1 and "no budget for exp float32" in fails[0].reason
+
+
+def test_not_correctly_rounded_at_zero_ulp_needs_a_budget():
+    # a result with no budget entry passes only when it is exact (0 ulp, all correctly rounded)
+    assert decide([M(max_ulp=0.0)], {"budgets": {}}) == []
+    assert decide([M(max_ulp=0.0, not_correctly_rounded=1)], {"budgets": {}})
+
+
+def test_failures_by_key_groups_reasons():
+    fails = decide([M(max_ulp=2.0, special_mismatches=1)])
+    by = gate.failures_by_key(fails)
+    assert len(by[("exp", "float32", "sweep")]) == 2
+
+
+# ---------------------------------------------------------------- budgets
+def test_round_up_tenth():
+    assert B.round_up_tenth(0.5) == 0.5
+    assert B.round_up_tenth(0.3) == 0.3                    # 0.3 * 10 is 3.0000000000000004
+    assert B.round_up_tenth(0.51) == 0.6
+    assert B.round_up_tenth(0.4999) == 0.5
+    assert B.round_up_tenth(1.0000001) == 1.1
+    assert B.round_up_tenth(0.0) == 0.0
+    assert B.round_up_tenth(123.45) == 123.5
+
+
+def test_update_writes_improvements_and_new_entries_only():
+    data = {"schema": B.SCHEMA, "backend": "test", "budgets": {
+        "exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}, "sin|float32": {"max_ulp": 2.0}}}
+    ms = [M("exp", max_ulp=0.71), M("exp", suite="bank", max_ulp=0.62),     # improvement: 0.8
+          M("log", max_ulp=0.93),                                          # regression: kept 0.5
+          M("sin", max_ulp=2.0),                                           # unchanged
+          M("cos", max_ulp=1.234),                                         # new: 1.3
+          M("tan", max_ulp=math.inf, special_mismatches=1),                # not finite: skipped
+          M("tanh", max_ulp=0.1, error="RuntimeError: boom"),              # raised: skipped
+          M("erf", cases=0, max_ulp=0.0)]                                  # no cases: skipped
+    new, changes = B.update(data, ms)
+    b = new["budgets"]
+    assert b["exp|float32"]["max_ulp"] == 0.8
+    assert b["log|float32"]["max_ulp"] == 0.5
+    assert b["sin|float32"]["max_ulp"] == 2.0
+    assert b["cos|float32"]["max_ulp"] == 1.3
+    assert not {"tan|float32", "tanh|float32", "erf|float32"} & set(b)
+    assert sorted(changes) == [("cos|float32", None, 1.3), ("exp|float32", 1.0, 0.8)]
+    assert data["budgets"]["exp|float32"]["max_ulp"] == 1.0            # the input is not modified
+    assert new["schema"] == B.SCHEMA
+
+
+def test_update_everything_also_raises():
+    data = {"schema": B.SCHEMA, "budgets": {"exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}}}
+    new, changes = B.update(data, [M("exp", max_ulp=0.71), M("log", max_ulp=0.93)], everything=True,
+                            source={"run_id": "r1"})
+    assert new["budgets"]["exp|float32"]["max_ulp"] == 0.8
+    assert new["budgets"]["log|float32"]["max_ulp"] == 1.0
+    assert sorted(changes) == [("exp|float32", 1.0, 0.8), ("log|float32", 0.5, 1.0)]
+    assert new["source"] == {"run_id": "r1"}
+    # unchanged maxima produce no change, even with everything=True
+    again, ch = B.update(new, [M("exp", max_ulp=0.71)], everything=True)
+    assert ch == [] and again["budgets"] == new["budgets"]
+
+
+def test_updated_budgets_pass_the_gate():
+    ms = [M("exp", max_ulp=0.7123), M("exp", suite="bank", max_ulp=0.5)]
+    new, _ = B.update({"schema": B.SCHEMA, "budgets": {}}, ms)
+    assert decide(ms, new) == []
+
+
+def test_save_is_atomic_and_round_trips(tmp_path):
+    p = tmp_path / "sub" / "interpreter-test.json"
+    data, _ = B.update(B.load(p), [M("exp", max_ulp=0.7)])
+    assert data["budgets"] == {"exp|float32": {"max_ulp": 0.7}}
+    B.save(data, p)
+    assert sorted(x.name for x in p.parent.iterdir()) == [p.name]         # no temp file left
+    assert B.load(p) == data
+    assert json.loads(p.read_text())["budgets"]["exp|float32"]["max_ulp"] == 0.7
+    # a second save replaces the file, again leaving nothing else
+    data2, _ = B.update(data, [M("exp", max_ulp=0.4)])
+    B.save(data2, p)
+    assert sorted(x.name for x in p.parent.iterdir()) == [p.name]
+    assert B.load(p)["budgets"]["exp|float32"]["max_ulp"] == 0.4
+
+
+def test_failed_save_keeps_old_file_and_leaves_no_temp(tmp_path):
+    p = tmp_path / "b.json"
+    good = {"schema": B.SCHEMA, "budgets": {"exp|float32": {"max_ulp": 1.0}}}
+    B.save(good, p)
+    with pytest.raises((TypeError, ValueError)):
+        B.save({"schema": B.SCHEMA, "budgets": {"x|y": {"max_ulp": object()}}}, p)
+    with pytest.raises(ValueError):
+        B.save({"schema": B.SCHEMA, "budgets": {"x|y": {"max_ulp": math.nan}}}, p)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["b.json"]
+    assert B.load(p) == good
+
+
+def test_load_missing_and_wrong_schema(tmp_path):
+    p = tmp_path / "cuda-sm90-triton3.6.json"
+    assert B.load(p) == {"schema": B.SCHEMA, "backend": "cuda-sm90-triton3.6", "budgets": {}}
+    p.write_text(json.dumps({"schema": 99, "budgets": {}}))
+    with pytest.raises(ValueError, match="schema"):
+        B.load(p)
