@@ -85,7 +85,7 @@ def cmd_gate(a) -> int:
     data = B.load(bpath)
     if a.update:
         src = {"run_id": rep.run_id, "profile": rep.profile, "commit": rep.git_commit, "backend": bid}
-        new, changes = B.update(data, rep.measurements, everything=a.all, source=src)
+        new, changes = B.update(data, rep.measurements, everything=a.all, raise_only=a.raise_only, source=src)
         new["backend"] = bid
         B.save(new, bpath)
         print(f"budgets {bpath}: {len(changes)} change(s)")
@@ -97,7 +97,8 @@ def cmd_gate(a) -> int:
     problems = [] if a.no_bank else bank.check(ops=ops, dtypes=dtypes, verify=False)
     ms = [m for m in rep.measurements if (not a.op or m.op.split(":")[0] in a.op)
           and (not a.dtype or m.dtype in a.dtype)]
-    fails = gate.decide(ms, data, ops=ops, dtypes=dtypes, bank_problems=problems)
+    fails = gate.decide(ms, data, ops=ops, dtypes=dtypes, bank_problems=problems,
+                        suites=_argv_values(rep, "--suite"))
     print(f"nbx gate: report {rep.run_id} ({bid}, profile {rep.profile}) against {bpath}")
     print(gate.format_failures(fails))
     if a.report and Path(a.report).is_dir():     # the report's junit/summary now show the failures
@@ -227,6 +228,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--dtype", action="append")
     g.add_argument("--update", action="store_true", help="write new budgets for improvements and new entries")
     g.add_argument("--all", action="store_true", help="with --update: also raise budgets (review the diff!)")
+    g.add_argument("--raise-only", action="store_true",
+                   help="with --update: only raise budgets and add new ones (the max over several runs)")
     g.add_argument("--no-bank", action="store_true", help="skip the bank staleness check")
     g.set_defaults(fn=cmd_gate)
 

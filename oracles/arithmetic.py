@@ -122,7 +122,8 @@ def pow_f64(x, y):
     r = np.power(x, y)
     odd = np.abs(np.fmod(y, 2.0)) == 1.0
     r = np.where((x == 0) & (y > 0) & ~odd, 0.0, r)
-    return np.where((x == -INF) & ~odd & ~np.isnan(y), np.where(y > 0, INF, 0.0), r)
+    r = np.where((x == -INF) & ~odd & ~np.isnan(y), np.where(y > 0, INF, 0.0), r)
+    return np.where(y == 0, 1.0, r)          # C99: pow(x, +-0) = 1 for every x, NaN and -inf too
 
 
 def pow_int(a: int, b: int, bits: int | None = None, **_):
@@ -135,7 +136,8 @@ def pow_int(a: int, b: int, bits: int | None = None, **_):
 
 
 POW_ROWS = (
-    ((0.0, 0.0), 1.0), ((NAN, 0.0), 1.0), ((NAN, -0.0), 1.0), ((INF, 0.0), 1.0),
+    ((0.0, 0.0), 1.0), ((NAN, 0.0), 1.0), ((NAN, -0.0), 1.0), ((INF, 0.0), 1.0), ((-INF, 0.0), 1.0),
+    ((-INF, -0.0), 1.0),
     ((1.0, NAN), 1.0), ((1.0, INF), 1.0), ((1.0, -INF), 1.0), ((-1.0, INF), 1.0),
     ((-1.0, -INF), 1.0), ((NAN, 1.0), NAN), ((2.0, NAN), NAN),
     ((0.0, -1.0), INF), ((-0.0, -1.0), -INF), ((-0.0, -2.0), INF), ((0.0, -0.5), INF),

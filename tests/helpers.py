@@ -59,7 +59,7 @@ def int_like(d: D.DType, n: int, rng) -> np.ndarray:
     if d.is_bool:
         return rng.integers(0, 2, n).astype(np.bool_)
     if d.is_int:
-        return rng.integers(d.min, d.max, n, dtype=np.int64 if d.bits < 64 else np.int64, endpoint=True).astype(d.np)
+        return rng.integers(d.min, d.max, n, dtype=np.int64, endpoint=True).astype(d.np)
     raise TypeError(d)
 
 

@@ -294,8 +294,9 @@ def test_wrong_generator_version_is_stale(bank_copy):
     assert any("stale" in q and "generator version" in q for q in problems), problems
     good = Measurement("exp", "float32", "bank", "test", cases=10, max_ulp=0.5)
     budget = {"budgets": {"exp|float32": {"max_ulp": 0.5}}}
-    assert gate.decide([good], budget, ops=["exp"], dtypes=["float32"]) == []
-    fails = gate.decide([good], budget, ops=["exp"], dtypes=["float32"], bank_problems=problems)
+    assert gate.decide([good], budget, ops=["exp"], dtypes=["float32"], suites=["bank"]) == []
+    fails = gate.decide([good], budget, ops=["exp"], dtypes=["float32"], suites=["bank"],
+                        bank_problems=problems)
     assert fails and all(f.key == ("bank", "", "") and "stale" in f.reason for f in fails)
 
 

@@ -7,9 +7,12 @@ import math
 import pytest
 
 from nbx.harness import budgets as B
-from nbx.harness import gate
+from nbx import dtype as D
+from nbx.harness import gate, runner
+from nbx.harness.targets import Target
 from nbx.harness.measurement import Measurement, Worst
 
+EXP_SUITES = runner.suites_for(Target("exp", {}, D.float32))        # bank, sweep, and the structural
 BUDGETS = {"schema": B.SCHEMA, "backend": "test",
            "budgets": {"exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}}}
 
@@ -22,8 +25,10 @@ def M(op="exp", dtype="float32", suite="sweep", **kw) -> Measurement:
     return Measurement(op, dtype, suite, "test-backend", **kw)
 
 
-def decide(ms, budgets=BUDGETS, ops=("exp",), dtypes=("float32",), **kw):
-    return gate.decide(ms, budgets, ops=list(ops), dtypes=list(dtypes), **kw)
+def decide(ms, budgets=BUDGETS, ops=("exp",), dtypes=("float32",), suites=("sweep",), **kw):
+    """Gate as for a run of `--suite sweep` unless told otherwise (one measurement suffices)."""
+    return gate.decide(ms, budgets, ops=list(ops), dtypes=list(dtypes),
+                       suites=list(suites) if suites else None, **kw)
 
 
 def only(fails, key):
@@ -33,8 +38,8 @@ def only(fails, key):
 
 
 def test_within_budget_passes():
-    ms = [M(suite="bank", max_ulp=0.5), M(suite="sweep", max_ulp=1.0)]     # equal to the budget
-    assert decide(ms) == []
+    ms = [M(suite=s, max_ulp=0.5) for s in EXP_SUITES] + [M(suite="sweep", max_ulp=1.0)]   # = the budget
+    assert decide(ms, suites=None) == []
     assert gate.format_failures([]) == "gate: every figure within budget"
 
 
@@ -69,6 +74,24 @@ def test_every_variant_needs_a_measurement():
     assert decide([M("add", max_ulp=0.5), M("add:alpha=2", max_ulp=0.5)], b, ops=("add",)) == []
 
 
+def test_every_suite_of_a_target_needs_a_measurement():
+    """A run of all suites (a lone shard, say) that lacks one suite of a target fails."""
+    assert {"bank", "sweep"} <= set(EXP_SUITES)
+    fails = decide([M(suite=s) for s in EXP_SUITES if s != "bank"], suites=None)
+    assert [tuple(f.key) for f in fails] == [("exp", "float32", "bank")]
+    assert "bank suite" in fails[0].reason
+    assert decide([M(suite=s) for s in EXP_SUITES], suites=None) == []
+    # a run restricted to some suites (`--suite bank`) is gated on those only
+    assert decide([M(suite="bank")], suites=["bank"]) == []
+    # binary ops have a pairs suite instead of sweep
+    t = Target("atan2", {}, D.float32)
+    b = {"budgets": {"atan2|float32": {"max_ulp": 2.0}}}
+    fails = decide([M("atan2", suite="bank")], b, ops=("atan2",), suites=None)
+    missing = {tuple(f.key) for f in fails}
+    assert ("atan2", "float32", "pairs") in missing
+    assert missing == {("atan2", "float32", s) for s in runner.suites_for(t) if s != "bank"}
+
+
 def test_zero_case_measurement_fails():
     fails = decide([M(cases=0, max_ulp=0.0)])
     assert "zero cases" in only(fails, ("exp", "float32", "sweep"))[0].reason
@@ -76,7 +99,7 @@ def test_zero_case_measurement_fails():
 
 
 def test_zero_cases_in_one_suite_fails_even_when_another_measured():
-    fails = decide([M(suite="bank"), M(suite="sweep", cases=0)])
+    fails = decide([M(suite=s, cases=0 if s == "sweep" else 100) for s in EXP_SUITES], suites=None)
     assert [tuple(f.key) for f in fails] == [("exp", "float32", "sweep")]
 
 

@@ -220,7 +220,7 @@ def check_op(name: str, arrays, params=None, *, ctx=""):
     params = params or {}
     ts = [nbx.from_numpy(a) for a in arrays]
     got_t = getattr(nbx, name)(*ts, **params)
-    typing = spec.typing(ts, spec.__class__ and {**{p.name: p.default for p in spec.params}, **params})
+    typing = spec.typing(ts, {**{p.name: p.default for p in spec.params}, **params})
     out = typing.out
     assert got_t.dtype is out and got_t.shape == arrays[0].shape
     got = got_t.numpy()

@@ -62,14 +62,22 @@ def measured_maxima(measurements) -> dict[str, float]:
     return out
 
 
-def update(data: dict, measurements, *, everything: bool = False, source: dict | None = None):
-    """New budgets from a run; returns (new data, list of (key, old, new))."""
+def update(data: dict, measurements, *, everything: bool = False, raise_only: bool = False,
+           source: dict | None = None):
+    """New budgets from a run; returns (new data, list of (key, old, new)).
+
+    Default: improvements and new entries. everything: the measured values, up or down.
+    raise_only: entries measured higher and new entries (to take the max over several runs)."""
     budgets = dict(data.get("budgets", {}))
     changes = []
     for k, v in sorted(measured_maxima(measurements).items()):
         new = round_up_tenth(v)
         old = budgets.get(k, {}).get("max_ulp")
-        if old is None or new < old or (everything and new != old):
+        if raise_only:
+            take = old is None or new > old
+        else:
+            take = old is None or new < old or (everything and new != old)
+        if take:
             budgets[k] = {**budgets.get(k, {}), "max_ulp": new}
             changes.append((k, old, new))
     out = {**data, "schema": SCHEMA, "budgets": budgets}

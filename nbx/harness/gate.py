@@ -20,13 +20,18 @@ class Failure:
     worst: list
 
 
-def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_problems=()) -> list[Failure]:
+def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_problems=(),
+           suites=None) -> list[Failure]:
+    """suites: the suites the run was asked for (None: all); each target must have a measurement
+    of each of its suites among them (a lone shard of a sharded run is incomplete)."""
     fails: list[Failure] = []
     table = budget_data.get("budgets", {})
     seen: dict[tuple, int] = {}
+    seen_suites: set[tuple] = set()
     for m in measurements:
         k = (m.op, m.dtype, m.suite)
         seen[(m.op, m.dtype)] = seen.get((m.op, m.dtype), 0) + m.cases
+        seen_suites.add(k)
         if m.error:
             fails.append(Failure(k, f"raised: {m.error}", []))
             continue
@@ -51,10 +56,16 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
             continue
         if m.max_ulp > b["max_ulp"] + 1e-9:
             fails.append(Failure(k, f"max ulp {m.max_ulp:.4g} > budget {b['max_ulp']}", m.worst))
+    from .runner import suites_for
     for t in targets(ops, dtypes):
         if seen.get((t.label, t.dtype.name), 0) == 0:
             fails.append(Failure((t.label, t.dtype.name, ""), "no measurement (or zero cases) for this op "
                                  "and dtype", []))
+            continue
+        for s in suites_for(t, suites):
+            if (t.label, t.dtype.name, s) not in seen_suites:
+                fails.append(Failure((t.label, t.dtype.name, s), f"no measurement of the {s} suite "
+                                     "(a partial run or a lone shard?)", []))
     for p in bank_problems:
         fails.append(Failure(("bank", "", ""), f"stale or corrupted bank: {p}", []))
     return fails

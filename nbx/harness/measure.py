@@ -120,7 +120,7 @@ def round_exact_or_ziv(oracle, row: tuple, params: dict, fmt):
     rule: if evaluations at p+32 and 2(p+32) bits give the identical mpf, the value is exact (a sum or
     product of floats computed exactly, or a dyadic constant): an exact tie then goes to even.
     A transcendental value with p+32 zero bits after its p-th has probability ~2^-(p+32)."""
-    fn = lambda *a: evaluate_mp(oracle, tuple(float(x) for x in a), params)  # noqa: E731
+    fn = lambda *_: evaluate_mp(oracle, row, params)  # noqa: E731  (the float row keeps -0.0; mpf has no -0)
     rr = round_correctly(fn, row, fmt)
     if rr.resolved:
         return rr

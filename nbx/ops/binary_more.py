@@ -51,7 +51,24 @@ def _atan2(a, b):
 
 @triton.jit
 def _hypot(a, b):
-    return m.hypot(a, b)
+    # float32: sqrt(a^2 + b^2) in float64 cannot overflow and is within 1 float64 ulp, so the float32
+    # result is correctly rounded. float64: libdevice's hypot overflowed on the H200 (hypot(DBL_MAX, 1)
+    # came back inf), so scale by the larger magnitude: big*sqrt(1 + (small/big)^2), ~1.5 ulp.
+    # An infinity wins over NaN (C).
+    x = tl.abs(a)
+    y = tl.abs(b)
+    if a.dtype == tl.float32:
+        wx = m.widen(x)
+        wy = m.widen(y)
+        r = m.sqrt(wx * wx + wy * wy).to(a.dtype)
+    else:
+        big = tl.maximum(x, y)
+        small = tl.minimum(x, y)
+        q = small / tl.where(big == 0, tl.full(big.shape, 1.0, big.dtype), big)
+        r = big * m.sqrt(1.0 + q * q)
+        r = tl.where((x != x) | (y != y), x + y, r)
+    inf = tl.full(x.shape, float("inf"), x.dtype)
+    return tl.where((x == inf) | (y == inf), inf, r)
 
 
 @triton.jit

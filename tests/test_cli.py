@@ -1,0 +1,298 @@
+"""End to end through the command line: `python -m nbx run | gate | bank | report | ops | repro`.
+
+Every command runs as a subprocess (env PYTHONPATH=the repo) with NBX_BANK pointing at a bank
+under tmp_path and every --out / --budgets under tmp_path: nothing here writes into the committed
+reference_bank/ or reports/.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import nbx
+from nbx.harness import bank, runner
+from nbx.harness.report import load_report, write_report
+
+REPO = Path(__file__).resolve().parents[1]
+# The value suites only: the structural suites (layout, intdiv) test the library, not the harness,
+# and the gate must pass here whatever state the library is in.
+SUITES = ["bank", "sweep", "pairs"]
+RUN_ARGS = ["--op", "exp", "--op", "add", "--dtype", "float32", "--profile", "ci", "--quiet",
+            *[x for s in SUITES for x in ("--suite", s)]]
+# the jobs of that run: bank + sweep (exp) / pairs (add, add:alpha=2)
+KEYS = {(j.target.label, j.target.dtype.name, j.suite) for j in runner.jobs(["exp", "add"], ["float32"], SUITES)}
+
+
+def nbx_cmd(*args, bank_dir: Path | None, cwd: Path, timeout=300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("NBX_BANK", None)
+    if bank_dir is not None:
+        env["NBX_BANK"] = str(bank_dir)
+    return subprocess.run([sys.executable, "-m", "nbx", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def ok(p: subprocess.CompletedProcess, code=0) -> subprocess.CompletedProcess:
+    assert p.returncode == code, f"exit {p.returncode} (wanted {code})\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+    return p
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return tmp_path_factory.mktemp("cli")
+
+
+@pytest.fixture(scope="module")
+def tbank(work):
+    """A bank for exp and add (with its variant) in float32, refreshed into tmp."""
+    base = work / "bank"
+    base.mkdir()
+    bank.refresh(["exp", "add"], ["float32"], base=base, progress=False, log=lambda *a: None)
+    bank._MANIFEST.clear()
+    return base
+
+
+@pytest.fixture(scope="module")
+def run_dir(work, tbank):
+    out = work / "run"
+    p = ok(nbx_cmd("run", *RUN_ARGS, "--out", out, bank_dir=tbank, cwd=work))
+    assert f"{len(KEYS)} measurements" in p.stdout and "0 raised" in p.stdout, p.stdout
+    return out
+
+
+@pytest.fixture(scope="module")
+def budget_file(work, run_dir):
+    """A budget file written by `nbx gate --update` from the run."""
+    path = work / "budgets" / "test-backend.json"
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", path, "--update", "--no-bank",
+                   bank_dir=None, cwd=work))
+    assert path.exists() and "(new)" in p.stdout
+    return path
+
+
+def test_run_writes_all_four_files(run_dir):
+    assert len(KEYS) == 6
+    for name in ("report.json", "summary.md", "junit.xml", "report.html"):
+        assert (run_dir / name).is_file() and (run_dir / name).stat().st_size > 0, name
+    assert not [p for p in run_dir.iterdir() if ".tmp" in p.name]
+    rep = load_report(run_dir)
+    assert rep.backend_id == nbx.backend_id()
+    assert rep.profile == "ci"
+    got = {m.key(): m for m in rep.measurements}
+    assert set(got) == KEYS
+    for k, m in got.items():
+        assert m.cases > 0, k
+        assert m.error == "", (k, m.error)
+        assert m.backend == nbx.backend_id()
+    assert load_report(run_dir / "report.json").run_id == rep.run_id
+
+
+def test_gate_without_budgets_fails_then_update_then_passes(work, run_dir, tbank):
+    path = work / "gate-flow" / "budgets.json"
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", path, "--no-bank", bank_dir=tbank, cwd=work), 1)
+    assert "no budget for exp float32" in p.stdout
+    assert "no budget for add float32" in p.stdout and "add:alpha=2" in p.stdout
+    assert not path.exists()
+
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", path, "--update", "--no-bank",
+                   bank_dir=tbank, cwd=work))
+    data = json.loads(path.read_text())
+    assert set(data["budgets"]) == {"exp|float32", "add|float32", "add:alpha=2|float32"}
+    assert data["backend"] == nbx.backend_id()
+    assert data["source"]["profile"] == "ci"
+    for k in data["budgets"]:
+        assert k in p.stdout
+    assert sorted(x.name for x in path.parent.iterdir()) == [path.name]
+
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", path, "--no-bank", bank_dir=tbank, cwd=work))
+    assert "every figure within budget" in p.stdout
+    # a second --update changes nothing
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", path, "--update", bank_dir=tbank, cwd=work))
+    assert "0 change(s)" in p.stdout
+
+
+def test_gate_with_a_regressed_budget_fails_and_names_the_key(work, run_dir, budget_file):
+    tight = work / "tight.json"
+    data = json.loads(budget_file.read_text())
+    data["budgets"]["exp|float32"]["max_ulp"] = 0.1
+    tight.write_text(json.dumps(data))
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", tight, "--no-bank", bank_dir=None, cwd=work), 1)
+    assert "exp" in p.stdout and "> budget 0.1" in p.stdout
+    # (no "worst:" rows here: measure.py records worst inputs only for cases not correctly rounded,
+    # and exp float32 on the interpreter is correctly rounded everywhere)
+
+
+def test_gate_checks_the_bank(work, run_dir, tbank, budget_file):
+    """Without --no-bank the gate fails on a corrupted, stale or empty bank (NBX_BANK)."""
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", budget_file, bank_dir=tbank, cwd=work))
+    assert "every figure within budget" in p.stdout
+
+    broken = work / "broken-bank"
+    shutil.copytree(tbank, broken)
+    f = broken / "exp" / "float32.txt"
+    f.write_text(f.read_text().replace("0x402df854", "0x402df855"))
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", budget_file, bank_dir=broken, cwd=work), 1)
+    assert "stale or corrupted bank" in p.stdout and "exp/float32.txt" in p.stdout
+    p = ok(nbx_cmd("bank", "check", "--op", "exp", "--dtype", "float32", bank_dir=broken, cwd=work), 1)
+    assert "1 problem(s)" in p.stdout and "sha256" in p.stdout
+    p = ok(nbx_cmd("bank", "check", "--op", "add", "--dtype", "float32", bank_dir=broken, cwd=work))
+    assert "hashes match" in p.stdout
+
+    empty = work / "empty-bank"
+    empty.mkdir()
+    p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", budget_file, bank_dir=empty, cwd=work), 1)
+    assert "no bank manifest" in p.stdout
+
+
+def test_gate_of_a_run_with_a_bank_error(work, tbank, budget_file):
+    """A run against a corrupted bank records the error; the gate fails that measurement."""
+    broken = work / "broken-bank-2"
+    shutil.copytree(tbank, broken)
+    f = broken / "exp" / "float32.txt"
+    f.write_text(f.read_text() + "0x3f800000 -> 0x402df854   # duplicate\n")
+    out = work / "run-broken"
+    p = ok(nbx_cmd("run", "--op", "exp", "--dtype", "float32", "--suite", "bank", "--quiet", "--out", out,
+                   bank_dir=broken, cwd=work))
+    assert "1 raised" in p.stdout and "BankError" in p.stdout
+    p = ok(nbx_cmd("gate", "--report", out, "--budgets", budget_file, "--no-bank", bank_dir=broken, cwd=work), 1)
+    assert "raised: BankError" in p.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "--op", "no_such_op", "--out", "x"],
+    ["run", "--op", "exp", "--shard", "2/2", "--out", "x"],
+], ids=" ".join)
+def test_usage_errors_exit_2(work, args):
+    p = ok(nbx_cmd(*args, bank_dir=work / "nowhere", cwd=work), 2)
+    assert "no_such_op" in p.stderr or "--shard" in p.stderr, p.stderr
+    assert not (work / "x").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "--op", "no_such_op", "--out", "x"],
+    ["run", "--dtype", "float8", "--out", "x"],
+    ["run", "--op", "exp", "--shard", "2/2", "--out", "x"],
+    ["run", "--op", "exp", "--shard", "-1/2", "--out", "x"],
+    ["run", "--op", "exp", "--shard", "one/two", "--out", "x"],
+    ["run", "--op", "exp", "--profile", "weekly", "--out", "x"],
+    ["gate", "--report", "no/such/report"],
+    ["bank", "check", "--op", "no_such_op"],
+    ["bank", "refresh", "--op", "no_such_op"],
+    ["bank", "refresh", "--dtype", "float8"],
+    ["repro", "exp", "float32", "0x1", "0x2"],
+    ["repro", "no_such_op", "float32", "0x1"],
+    ["frobnicate"],
+    [],
+], ids=lambda a: " ".join(a) or "(nothing)")
+def test_usage_errors_exit_2_in_process(tmp_path, monkeypatch, capsys, args):
+    """The same program in-process (fast): every usage error is exit status 2 with a message."""
+    from nbx import cli
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NBX_BANK", str(tmp_path / "nowhere"))
+    with pytest.raises(SystemExit) as e:
+        cli.main(args)
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip(), "a usage error says what is wrong"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ops_lists_every_op(work):
+    p = ok(nbx_cmd("ops", bank_dir=None, cwd=work))
+    assert f"{len(nbx.OPS)} ops" in p.stdout
+    listed = {line.split()[0] for line in p.stdout.splitlines()[2:] if line.strip()}
+    assert listed == set(nbx.OPS)
+    p = ok(nbx_cmd("ops", "--json", bank_dir=None, cwd=work))
+    rows = json.loads(p.stdout)
+    assert [r["op"] for r in rows] == list(nbx.OPS)
+    by = {r["op"]: r for r in rows}
+    assert by["exp"]["arity"] == 1 and by["add"]["arity"] == 2 and by["where"]["arity"] == 3
+    assert "float32" in by["exp"]["dtypes"].split(",")
+
+
+def test_repro_prints_got_expected_and_ulp(work, tbank):
+    p = ok(nbx_cmd("repro", "exp", "float32", "0x3f800000", bank_dir=tbank, cwd=work))
+    out = p.stdout
+    assert "input 0: 0x3f800000" in out
+    assert "got      0x402df854" in out
+    assert "expected 0x402df854" in out
+    assert "ulp error" in out and "correctly rounded" in out
+    p = ok(nbx_cmd("repro", "add", "float32", "0x3f800000", "0x40000000", "--param", "alpha=2",
+                   bank_dir=tbank, cwd=work))
+    assert "add:alpha=2" in p.stdout and "expected 0x40a00000" in p.stdout   # 1 + 2*2 = 5
+
+
+def test_report_diff(work, run_dir):
+    p = ok(nbx_cmd("report", "diff", run_dir, run_dir, bank_dir=None, cwd=work))
+    assert "0 regressions, 0 improvements, 0 added, 0 removed" in p.stdout
+
+    rep = load_report(run_dir)
+    for m in rep.measurements:
+        if m.key() == ("exp", "float32", "sweep"):
+            m.max_ulp += 3.0
+    rep.measurements = [m for m in rep.measurements if m.key() != ("add", "float32", "bank")]
+    worse = work / "worse"
+    write_report(rep, worse)
+    p = ok(nbx_cmd("report", "diff", run_dir, worse, bank_dir=None, cwd=work), 1)
+    assert "1 regressions" in p.stdout and "1 removed" in p.stdout
+    assert "Regressions" in p.stdout and "max_ulp" in p.stdout and "sweep" in p.stdout
+    p = ok(nbx_cmd("report", "diff", worse, run_dir, bank_dir=None, cwd=work))
+    assert "1 improvements" in p.stdout and "1 added" in p.stdout
+    p = ok(nbx_cmd("report", "diff", run_dir, worse, "--tolerance", "5", bank_dir=None, cwd=work))
+    assert "0 regressions" in p.stdout
+
+
+def test_sharded_runs_merge_to_the_unsharded_keys(work, run_dir, tbank, budget_file):
+    shards = []
+    for i in range(2):
+        out = work / f"shard{i}"
+        ok(nbx_cmd("run", *RUN_ARGS, "--shard", f"{i}/2", "--out", out, bank_dir=tbank, cwd=work))
+        shards.append(out)
+    k0 = {m.key() for m in load_report(shards[0]).measurements}
+    k1 = {m.key() for m in load_report(shards[1]).measurements}
+    assert k0 and k1 and not k0 & k1
+    merged = work / "merged"
+    p = ok(nbx_cmd("report", "merge", merged, *shards, bank_dir=None, cwd=work))
+    assert f"merged 2 shards ({len(KEYS)} measurements)" in p.stdout
+    mrep = load_report(merged)
+    assert {m.key() for m in mrep.measurements} == {m.key() for m in load_report(run_dir).measurements} == KEYS
+    assert len(mrep.shards) == 2
+    # the merged report gates like the unsharded one
+    p = ok(nbx_cmd("gate", "--report", merged, "--budgets", budget_file, bank_dir=tbank, cwd=work))
+    assert "every figure within budget" in p.stdout
+    # a shard alone is incomplete: the gate sees the missing keys
+    p = ok(nbx_cmd("gate", "--report", shards[0], "--budgets", budget_file, "--no-bank", bank_dir=None,
+                   cwd=work), 1)
+    assert "no measurement" in p.stdout
+    # merging a shard with itself is refused (a key in two shards)
+    p = nbx_cmd("report", "merge", work / "dup", shards[0], shards[0], bank_dir=None, cwd=work)
+    assert p.returncode == 1 and "one shard only" in p.stderr
+
+
+def test_help_and_console_script_equivalence(work):
+    p = ok(nbx_cmd("--help", bank_dir=None, cwd=work))
+    for word in ("run", "gate", "bank", "report", "ops", "repro"):
+        assert word in p.stdout
+    # the console script `nbx` is nbx.cli:main; calling it directly gives the same program
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["nbx"] == "nbx.cli:main"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    q = subprocess.run([sys.executable, "-c", "import sys; from nbx.cli import main; sys.argv[0] = 'nbx'; "
+                        "sys.exit(main())", "--help"], cwd=work, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert q.returncode == 0 and q.stdout == p.stdout
+    exe = shutil.which("nbx", path=os.path.dirname(sys.executable))
+    if exe:
+        r = subprocess.run([exe, "--help"], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and r.stdout == p.stdout
+    from nbx import cli
+    for sub in ("run", "gate", "bank", "report", "ops", "repro"):
+        with pytest.raises(SystemExit) as e:
+            cli.main([sub, "--help"])
+        assert e.value.code == 0
