@@ -59,7 +59,7 @@ from ..tensor import Tensor, from_numpy
 from . import cases as C
 from .measure import Batch, score
 from .measurement import Worst
-from .runner import FAULT_OPS, _int_operand
+from .runner import _int_operand
 from .targets import BOOL_OPERANDS, NO_DEFAULT, SPLIT_OPS, VARIANTS, Target, _variant_applies
 
 INT_DTYPES = (D.uint8, D.int8, D.int16, D.int32, D.int64)
@@ -567,6 +567,36 @@ def run_layout(t: Target, profile: str, seed: int, acc) -> None:
     if hi < 8 and t.op in CI_RANK8_OPS:
         _random_group(run, 8, 1, sp)
     run.score_all(sizes["score"], sizes["score64"])
+    if (t.op, t.dtype.name) in BIG_CASES and profile != "ci":
+        from ..backend import IS_CUDA
+        if IS_CUDA:
+            _big_offsets(t, acc)
+
+
+# 64-bit offsets, GPU only (2 GiB of int8 per tensor): more than 2^31 elements, and a strided view
+# whose span crosses 2^31 with few elements. Compared with numpy's own int8 arithmetic (wraps).
+BIG_CASES = {("add", "int8"): lambda a: a + np.int8(3), ("neg", "int8"): lambda a: -a,
+             ("copy", "uint8"): lambda a: a.copy()}
+
+
+def _big_offsets(t: Target, acc) -> None:
+    n = (1 << 31) + 1027
+    host = ((np.arange(n, dtype=np.int64) % 251) - 125).astype(t.dtype.np)
+    want = BIG_CASES[(t.op, t.dtype.name)]
+    x = from_numpy(host)
+    args = (lambda v: (v, 3)) if t.op == "add" else (lambda v: (v,))
+    for desc, view, ref in (("numel > 2^31", x, host), ("span > 2^31, step 4099", x[::4099], host[::4099])):
+        acc.layouts += 1
+        try:
+            got = call(t, args(view)).numpy()
+            bad = int(np.count_nonzero(got.view(np.uint8) != want(ref).view(np.uint8)))
+        except Exception as e:  # noqa: BLE001 (a failure is a result)
+            bad = ref.size
+            push_worst(acc, Worst([], "", "", math.inf, f"layout {desc}: {type(e).__name__}: {e}"))
+        acc.wrong += bad
+        acc.cases += ref.size
+        if bad:
+            push_worst(acc, Worst([], "", "", math.inf, f"layout {desc}: {bad} mismatching elements"))
 
 
 def _random_group(run: LayoutRun, rank: int, n_layouts: int, sp) -> None:
