@@ -218,7 +218,12 @@ class Accumulator:
                     x = arrays[0].astype(np.float64)[ok] if arrays[0].dtype != np.bool_ else np.zeros(e.size)
                 self.plot_x += x[::step].tolist()
                 self.plot_y += e[::step].tolist()
+        # the worst inputs: every failing case of the batch, and its largest errors even when they are
+        # correctly rounded (a max-ulp regression must show its inputs)
         bad = np.flatnonzero(b.not_cr | b.special)
+        if not b.exact and b.err.size:
+            finite = np.where(np.isfinite(b.err), b.err, -1.0)
+            bad = np.union1d(bad, np.argsort(-finite, kind="stable")[:8])
         if bad.size:
             order = bad[np.argsort(-np.where(np.isinf(b.err[bad]), 1e300, b.err[bad]))][:8]
             gbits = _bits_of(got)
