@@ -6,7 +6,7 @@ from nbx.harness.measurement import SUITES, Measurement
 from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp, severity
 
 COLUMNS = ("status", "op", "dtype", "cases", "max ulp", "mean", "p99.9", "not CR",
-           "specials", "wrong")
+           "specials", "wrong", "layouts")
 
 
 def _cell(text: object, limit: int = 500) -> str:
@@ -30,7 +30,7 @@ def status_of(m: Measurement, failures: dict[Key, list[str]] | None) -> str:
 def _row(m: Measurement, failures: dict[Key, list[str]] | None) -> str:
     cells = (status_of(m, failures), m.op, m.dtype, m.cases, fmt_ulp(m.max_ulp),
              fmt_ulp(m.mean_ulp), fmt_ulp(m.p999_ulp), fmt_frac(m.frac_not_correctly_rounded),
-             m.special_mismatches, m.wrong)
+             m.special_mismatches, m.wrong, m.layouts)
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
