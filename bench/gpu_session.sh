@@ -8,13 +8,13 @@ out=${2:?outdir}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 mkdir -p "$out"
 t0=$(date +%s)
-python3 bench/elementwise.py --reps 20 --json "$out/bench.json" > "$out/bench.txt" 2>&1
-cat "$out/bench.txt"; echo "bench done at $(( $(date +%s) - t0 )) s"
-timeout "${T_TORCH:-150}" python3 bench/torch_compare.py --profile nightly --json "$out/torch.json" > "$out/torch.txt" 2>&1
-echo "torch_compare rc=$? at $(( $(date +%s) - t0 )) s"
+python3 bench/elementwise.py --reps 20 --json "$out/bench.json" > /tmp/bench.txt 2>&1
+cat /tmp/bench.txt; echo "bench done at $(( $(date +%s) - t0 )) s"
+timeout "${T_TORCH:-150}" python3 bench/torch_compare.py --profile nightly --json "$out/torch.json" > /tmp/torch.txt 2>&1
+echo "torch_compare rc=$? at $(( $(date +%s) - t0 )) s"; cat /tmp/torch.txt | cut -c1-110
 NBX_SHARDS=16 NBX_SHARD_TIMEOUT="${T_NIGHTLY:-240}" bench/gpu_nightly.sh /tmp/nightly nightly
-cp /tmp/nightly/merged/report.json "$out/nightly-report.json"
-python3 -m nbx gate --report /tmp/nightly/merged --update --all > "$out/budgets-update.txt"
+gzip -c /tmp/nightly/merged/report.json > "$out/nightly-report.json.gz"
+python3 -m nbx gate --report /tmp/nightly/merged --update --all | head -3
 cp reports/budgets/cuda-*.json "$out/"
 python3 -m nbx gate --report /tmp/nightly/merged > "$out/gate.txt"; echo "gate rc=$? at $(( $(date +%s) - t0 )) s"
 tail -5 "$out/gate.txt"
