@@ -8,7 +8,7 @@ out=${2:?outdir}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 mkdir -p "$out"
 t0=$(date +%s)
-python3 bench/elementwise.py --reps 20 --json "$out/bench.json" > /tmp/bench.txt 2>&1
+python3 bench/elementwise.py --reps 10 --json "$out/bench.json" > /tmp/bench.txt 2>&1
 cat /tmp/bench.txt; echo "bench done at $(( $(date +%s) - t0 )) s"
 timeout "${T_TORCH:-150}" python3 bench/torch_compare.py --profile nightly --json "$out/torch.json" > /tmp/torch.txt 2>&1
 echo "torch_compare rc=$? at $(( $(date +%s) - t0 )) s"; cat /tmp/torch.txt | cut -c1-110
