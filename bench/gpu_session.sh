@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# Everything one GPU session needs, batched for the device tool (a call is at most 10 minutes):
-#   bench/gpu_session.sh all OUT   bandwidth table, nbx vs torch (float32), the nightly profile in 16
-#                                  shards (merged; cuda budgets written from it), the test suite (xdist)
+# Everything one GPU session needs, batched for the device tool (a call is at most 10 minutes).
+#   bench/gpu_session.sh tests OUT     bandwidth table, nbx vs torch (float32), the test suite (xdist)
+#   bench/gpu_session.sh nightly OUT   the nightly profile (bench/gpu_nightly.sh), cuda budgets from it
 # Stage time limits come from the environment (seconds): T_TORCH, T_NIGHTLY, T_PYTEST.
 set -u
-out=${2:?outdir}
+stage=${1:?stage}; out=${2:?outdir}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 mkdir -p "$out"
 t0=$(date +%s)
-python3 bench/elementwise.py --reps 10 --json "$out/bench.json" > /tmp/bench.txt 2>&1
-cat /tmp/bench.txt; echo "bench done at $(( $(date +%s) - t0 )) s"
-timeout "${T_TORCH:-150}" python3 bench/torch_compare.py --profile nightly --json "$out/torch.json" > /tmp/torch.txt 2>&1
-echo "torch_compare rc=$? at $(( $(date +%s) - t0 )) s"; cat /tmp/torch.txt | cut -c1-110
-NBX_SHARDS=16 NBX_SHARD_TIMEOUT="${T_NIGHTLY:-240}" bench/gpu_nightly.sh /tmp/nightly nightly
-gzip -c /tmp/nightly/merged/report.json > "$out/nightly-report.json.gz"
-python3 -m nbx gate --report /tmp/nightly/merged --update --all | head -3
-cp reports/budgets/cuda-*.json "$out/"
-python3 -m nbx gate --report /tmp/nightly/merged > "$out/gate.txt"; echo "gate rc=$? at $(( $(date +%s) - t0 )) s"
-tail -5 "$out/gate.txt"
-timeout "${T_PYTEST:-120}" python3 -m pytest -q -n 14 -p no:cacheprovider > "$out/pytest.txt" 2>&1
-echo "pytest rc=$? at $(( $(date +%s) - t0 )) s"; tail -12 "$out/pytest.txt"
+if [ "$stage" = tests ]; then
+  python3 bench/elementwise.py --reps 10 --json "$out/bench.json" > /tmp/bench.txt 2>&1
+  cat /tmp/bench.txt; echo "bench done at $(( $(date +%s) - t0 )) s"
+  timeout "${T_TORCH:-150}" python3 bench/torch_compare.py --profile nightly --json "$out/torch.json" > /tmp/torch.txt 2>&1
+  echo "torch_compare rc=$? at $(( $(date +%s) - t0 )) s"; cut -c1-110 /tmp/torch.txt
+  timeout "${T_PYTEST:-120}" python3 -m pytest -q -n 14 -p no:cacheprovider > "$out/pytest.txt" 2>&1
+  echo "pytest rc=$? at $(( $(date +%s) - t0 )) s"; tail -12 "$out/pytest.txt"
+else
+  NBX_SHARD_TIMEOUT="${T_NIGHTLY:-300}" bench/gpu_nightly.sh /tmp/nightly nightly
+  gzip -c /tmp/nightly/merged/report.json > "$out/nightly-report.json.gz"
+  cp /tmp/nightly/merged/summary.md "$out/nightly-summary.md"
+  tail -n 3 /tmp/nightly/*.log | grep -i "interrupted\|measurements" | head -20
+  python3 -m nbx gate --report /tmp/nightly/merged --update --all | head -3
+  cp reports/budgets/cuda-*.json "$out/"
+  python3 -m nbx gate --report /tmp/nightly/merged > "$out/gate.txt"; echo "gate rc=$? at $(( $(date +%s) - t0 )) s"
+  head -40 "$out/gate.txt"
+fi

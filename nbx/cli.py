@@ -61,9 +61,15 @@ def cmd_run(a) -> int:
     from .harness import runner
     from .harness.report import Report, write_report
     _check_names(a.op, a.dtype)
+    import signal
+
+    def _stop(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, _stop)   # a time limit (timeout, a scheduler) still gets a report
     ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet)
     info = nbx.backend_info()
-    rep = Report(backend=info, git_commit=_git_commit(), profile=a.profile, argv=sys.argv[1:], measurements=ms)
+    argv = sys.argv[1:] + [f"--interrupted={d}/{n}" for d, n in runner.INTERRUPTED]
+    rep = Report(backend=info, git_commit=_git_commit(), profile=a.profile, argv=argv, measurements=ms)
     run_dir = Path(a.out) if a.out else REPORTS / "runs" / rep.run_id
     latest = None if a.out else REPORTS / "latest"
     files = write_report(rep, run_dir, latest)

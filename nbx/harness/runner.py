@@ -186,8 +186,15 @@ def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), 
     bid = backend_id()
     bar = Progress(len(mine), f"nbx run {profile}") if progress else None
     out = []
-    for job in mine:
-        out.append(measure(job.target, job.suite, profile, seed, bid))
-        if bar:
-            bar.step(f"{job.target.label} {job.target.dtype.name} {job.suite}")
+    try:
+        for job in mine:
+            out.append(measure(job.target, job.suite, profile, seed, bid))
+            if bar:
+                bar.step(f"{job.target.label} {job.target.dtype.name} {job.suite}")
+    except KeyboardInterrupt:       # SIGINT, or SIGTERM from a time limit (cli): keep what was measured
+        print(f"nbx run: interrupted after {len(out)} of {len(mine)} jobs", file=sys.stderr)
+        INTERRUPTED.append((len(out), len(mine)))
     return out
+
+
+INTERRUPTED: list = []
