@@ -22,10 +22,16 @@ test: $(STAMP)
 	$(PY) -m nbx run --profile ci --out reports/runs/ci-gate
 	$(PY) -m nbx gate --report reports/runs/ci-gate
 
+# The nightly runs as NBX_JOBS shards in parallel (one per core here), merged into reports/latest.
+NBX_JOBS ?= 2
 report: $(STAMP)
 	$(PY) -m nbx bank check
-	$(PY) -m nbx run --profile nightly
-	$(PY) -m nbx gate --report reports/latest || true
+	rm -rf reports/runs/nightly-shard*
+	for i in $$(seq 0 $$(($(NBX_JOBS) - 1))); do \
+	  $(PY) -m nbx run --profile nightly --shard $$i/$(NBX_JOBS) --out reports/runs/nightly-shard$$i --quiet & \
+	done; wait
+	$(PY) -m nbx report merge reports/runs/nightly-$$(date -u +%Y%m%dT%H%M%SZ) reports/runs/nightly-shard* --latest
+	-$(PY) -m nbx gate --report reports/latest
 
 clean:
 	rm -rf $(VENV) reports/runs reports/latest

@@ -152,7 +152,7 @@ def cmd_report(a) -> int:
     from .harness.report import diff_reports, format_diff, load_report, merge_reports, write_report
     if a.report_cmd == "merge":
         merged = merge_reports([load_report(p) for p in a.shards])
-        write_report(merged, Path(a.out), None)
+        write_report(merged, Path(a.out), REPORTS / "latest" if a.latest else None)
         print(f"merged {len(a.shards)} shards ({len(merged.measurements)} measurements) into {a.out}")
         return 0
     d = diff_reports(load_report(a.old), load_report(a.new), tolerance=a.tolerance)
@@ -256,6 +256,7 @@ def parser() -> argparse.ArgumentParser:
     rm = rs.add_parser("merge", help="join shard reports")
     rm.add_argument("out")
     rm.add_argument("shards", nargs="+")
+    rm.add_argument("--latest", action="store_true", help="point reports/latest at the merged report")
     rd = rs.add_parser("diff", help="regressions and improvements between two reports")
     rd.add_argument("old")
     rd.add_argument("new")
@@ -276,6 +277,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    import signal
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)    # `nbx ... | head` ends quietly
     p = parser()
     a = p.parse_args(argv)
     try:

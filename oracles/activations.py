@@ -27,7 +27,15 @@ def sigmoid_f64(x):
 
 
 def silu_f64(x):
-    return np.where(x == -INF, -0.0, x / (1.0 + np.exp(-x)))
+    # x * sigmoid(x) with the stable sigmoid: x / (1 + exp(-x)) turns x = -711 into -0 (exp(711)
+    # overflows) where the value is -7e-307, and -0 * inf then gives NaN instead of -inf (seen on
+    # the H200 nightly: swiglu(-711, inf), where nbx's +-inf was right and this oracle was not).
+    return np.where(x == -INF, -0.0, x * sigmoid_f64(x))
+
+
+def gated_silu_f64(gate, up):
+    """silu(gate) * up as gate * (sigmoid(gate) * up): silu(5e-324) underflows before the product."""
+    return np.where(gate == -INF, silu_f64(gate) * up, gate * (sigmoid_f64(gate) * up))
 
 
 def softplus_f64(u):
@@ -170,13 +178,13 @@ ORACLES = [
                      ((-1.0, -INF), -0.0), ((0.0, 0.0), 0.0), ((-0.0, 0.0), -0.0),
                      ((2.0, 0.0), 1.0)),
            notes="binary on the two halves: a * sigmoid(b)"),
-    oracle("swiglu", 2, REAL, lambda gate, up: silu_f64(gate) * up,
+    oracle("swiglu", 2, REAL, gated_silu_f64,
            lambda gate, up: gate * up / (1 + mp.exp(-gate)),
            specials=(((NAN, 1.0), NAN), ((1.0, NAN), NAN), ((INF, 1.0), INF),
                      ((-INF, 1.0), -0.0), ((-INF, INF), NAN), ((0.0, 1.0), 0.0),
                      ((-0.0, 1.0), -0.0), ((1.0, INF), INF), ((0.0, -1.0), -0.0)),
            notes="silu(gate) * up"),
-    oracle("silu_and_mul", 2, REAL, lambda gate, up: silu_f64(gate) * up,
+    oracle("silu_and_mul", 2, REAL, gated_silu_f64,
            lambda gate, up: gate * up / (1 + mp.exp(-gate)),
            specials=(((NAN, 1.0), NAN), ((1.0, NAN), NAN), ((INF, 1.0), INF),
                      ((-INF, 1.0), -0.0), ((-INF, INF), NAN), ((0.0, 1.0), 0.0),

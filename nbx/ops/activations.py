@@ -168,9 +168,12 @@ def _glu(a, b):
 
 @triton.jit
 def _swiglu(gate, up):
+    # gate * (sigmoid(gate) * up), not silu(gate) * up: silu(5e-324) underflows to 0 before the
+    # product with a large up (float64: measured 9e15 ulp on the H200 and the interpreter).
     g = m.widen(gate)
-    s = tl.where(g == -float("inf"), _neg_zero(g), g * m.sigmoid_stable(g))
-    return (s * m.widen(up)).to(gate.dtype)
+    u = m.widen(up)
+    r = g * (m.sigmoid_stable(g) * u)
+    return tl.where(g == -float("inf"), _neg_zero(g) * u, r).to(gate.dtype)
 
 
 @triton.jit
