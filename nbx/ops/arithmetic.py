@@ -113,67 +113,36 @@ def _float_remainder_impl(a, b, mod):
 
 
 @triton.jit
-def _maximum(a, b):
-    if a.dtype.is_floating():
-        r = tl.where(a > b, a, b)
-        r = tl.where(a == b, tl.where(m.signbit(a), b, a), r)      # -0 < +0
-        return tl.where(a != a, a, tl.where(b != b, b, r))         # NaN propagates
-    else:
-        return tl.maximum(a, b)
-
-
-@triton.jit
-def _minimum(a, b):
-    if a.dtype.is_floating():
-        r = tl.where(a < b, a, b)
-        r = tl.where(a == b, tl.where(m.signbit(a), a, b), r)
-        return tl.where(a != a, a, tl.where(b != b, b, r))
-    else:
-        return tl.minimum(a, b)
-
-
-@triton.jit
 def int_division_fault(a, b, c):
     return b == 0
 
 
 @triton.jit
-def _float_div_trunc(a, b):
-    # fmod is exact in any precision: computed in the operands' own (float64 fmod is a slow loop on the
-    # GPU; measured: floor_divide at 0.32 of copy with it). The rest runs wider for float32.
+def _via_fmod(a, b, IMPL: tl.constexpr):
+    # fmod is exact in any precision, so it runs in the operands' own (float64 fmod is a slow loop on
+    # the GPU: floor_divide ran at 0.32 of copy with it). For float32 the rest runs in float64:
+    # a - fmod(a, b) and the quotient of that exact multiple are then exact for every quotient below
+    # 2^24, and one rounding to float32 follows.
     mod = m.fmod(a, b)
-    # float32 runs in float64: a - fmod(a, b) and the quotient of that exact multiple are then exact
-    # for every quotient below 2^24, and one rounding to float32 follows.
     if a.dtype == tl.float32:
-        return _float_div_trunc_impl(a.to(tl.float64), b.to(tl.float64), mod.to(tl.float64)).to(tl.float32)
+        return IMPL(a.to(tl.float64), b.to(tl.float64), mod.to(tl.float64)).to(tl.float32)
     else:
-        return _float_div_trunc_impl(a, b, mod)
+        return IMPL(a, b, mod)
+
+
+@triton.jit
+def _float_div_trunc(a, b):
+    return _via_fmod(a, b, _float_div_trunc_impl)
 
 
 @triton.jit
 def _float_floor_divide(a, b):
-    # fmod is exact in any precision: computed in the operands' own (float64 fmod is a slow loop on the
-    # GPU; measured: floor_divide at 0.32 of copy with it). The rest runs wider for float32.
-    mod = m.fmod(a, b)
-    # float32 runs in float64: a - fmod(a, b) and the quotient of that exact multiple are then exact
-    # for every quotient below 2^24, and one rounding to float32 follows.
-    if a.dtype == tl.float32:
-        return _float_floor_divide_impl(a.to(tl.float64), b.to(tl.float64), mod.to(tl.float64)).to(tl.float32)
-    else:
-        return _float_floor_divide_impl(a, b, mod)
+    return _via_fmod(a, b, _float_floor_divide_impl)
 
 
 @triton.jit
 def _float_remainder(a, b):
-    # fmod is exact in any precision: computed in the operands' own (float64 fmod is a slow loop on the
-    # GPU; measured: floor_divide at 0.32 of copy with it). The rest runs wider for float32.
-    mod = m.fmod(a, b)
-    # float32 runs in float64: a - fmod(a, b) and the quotient of that exact multiple are then exact
-    # for every quotient below 2^24, and one rounding to float32 follows.
-    if a.dtype == tl.float32:
-        return _float_remainder_impl(a.to(tl.float64), b.to(tl.float64), mod.to(tl.float64)).to(tl.float32)
-    else:
-        return _float_remainder_impl(a, b, mod)
+    return _via_fmod(a, b, _float_remainder_impl)
 
 
 # ---------------------------------------------------------------- specs
@@ -261,6 +230,6 @@ binary("remainder", "P", NUMERIC, _by_kind(_float_remainder, _int_remainder),
        "Python's %: the sign of the divisor. Floats via fmod plus a sign fix (ATen); a zero result keeps the "
        "dividend's sign (-0.0 % 3.0 is -0.0). Integer zero divisor raises ZeroDivisionError.",
        check=_check_no_bool, fault=int_division_fault)
-binary("maximum", "P", ALL, _maximum, "Element-wise maximum; NaN propagates; -0.0 < +0.0.")
-binary("minimum", "P", ALL, _minimum, "Element-wise minimum; NaN propagates; -0.0 < +0.0.")
+binary("maximum", "P", ALL, m.maximum_nan, "Element-wise maximum; NaN propagates; -0.0 < +0.0.")
+binary("minimum", "P", ALL, m.minimum_nan, "Element-wise minimum; NaN propagates; -0.0 < +0.0.")
 
