@@ -296,3 +296,20 @@ def test_help_and_console_script_equivalence(work):
         with pytest.raises(SystemExit) as e:
             cli.main([sub, "--help"])
         assert e.value.code == 0
+
+
+def test_a_run_stopped_by_sigterm_still_writes_its_report(tmp_path):
+    """A time limit (timeout, a scheduler) sends SIGTERM: the measurements done so far are kept."""
+    import signal
+    import time
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = tmp_path / "partial"
+    p = subprocess.Popen([sys.executable, "-m", "nbx", "run", "--profile", "nightly", "--out", str(out),
+                          "--quiet"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(8)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=120)
+    rep = load_report(out)
+    assert rep.measurements, err.decode()
+    assert any(a.startswith("--interrupted=") for a in rep.argv), rep.argv
+    assert b"interrupted after" in err
