@@ -6,10 +6,11 @@ Layout: reference_bank/<op>[@k=v,...]/<dtype>.txt, one case a line:
 reference_bank/MANIFEST.json with the provenance (generator version, mpmath version and precision,
 seed) and per file its sha256 and case count. Loading needs no mpmath.
 
-A refresh computes everything first, then writes each file to a temporary sibling (fsync), renames
-the files into place and writes the manifest last, also by rename: a refresh killed while it
-computes or writes leaves the old bank whole; `nbx bank check` reports any file whose hash does not
-match the manifest.
+A refresh computes everything first, then writes each file and the new manifest to temporary
+siblings (fsync), then commits by writing a journal of the renames (atomically); the renames follow.
+Killed before the journal exists, the old bank is whole; killed after, the next reader of the bank
+finishes the renames (roll_forward) and the new bank is whole. `nbx bank check` reports any file
+whose hash does not match the manifest.
 """
 from __future__ import annotations
 
@@ -186,8 +187,25 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+JOURNAL = ".refresh-journal.json"
+
+
+def roll_forward(base: Path) -> None:
+    """Finish a refresh that was stopped after its journal was written (idempotent)."""
+    j = base / JOURNAL
+    if not j.exists():
+        return
+    for tmp, dest in json.loads(j.read_text())["renames"]:
+        if (base / tmp).exists():
+            os.replace(base / tmp, base / dest)
+    _fsync_dir(base)
+    j.unlink()
+    _fsync_dir(base)
+
+
 def load_manifest(base: Path | None = None) -> dict:
     base = base or root()
+    roll_forward(base)
     p = base / MANIFEST
     if not p.exists():
         raise BankError(f"{p}: no bank manifest; run `nbx bank refresh`")
@@ -306,10 +324,14 @@ def refresh(ops=None, dtypes=None, base: Path | None = None, progress=True, log=
                     "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                     "files": dict(sorted(files.items()))}
     mtmp = _atomic_write_bytes(base / MANIFEST, (json.dumps(new_manifest, indent=1) + "\n").encode())
-    for tmp, p in temps:
-        os.replace(tmp, p)
-    os.replace(mtmp, base / MANIFEST)
+    # the commit point: a journal of the renames still to do, written atomically. Before it exists
+    # the old bank is untouched; after it, any reader rolls the refresh forward (roll_forward).
+    plan = {"renames": [[str(t.relative_to(base)), str(p.relative_to(base))] for t, p in temps]
+            + [[str(mtmp.relative_to(base)), MANIFEST]]}
+    jtmp = _atomic_write_bytes(base / JOURNAL, json.dumps(plan).encode())
+    os.replace(jtmp, base / JOURNAL)
     _fsync_dir(base)
+    roll_forward(base)
     _MANIFEST.clear()
     log(f"bank refresh: {len(new_files)} files, {summary['cases']} cases; added {len(summary['added'])}, "
         f"changed {len(summary['changed'])} ({summary['changed_cases']} case lines differ), "
