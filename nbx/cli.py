@@ -72,7 +72,7 @@ def cmd_run(a) -> int:
     rep = Report(backend=info, git_commit=_git_commit(), profile=a.profile, argv=argv, measurements=ms)
     run_dir = Path(a.out) if a.out else REPORTS / "runs" / rep.run_id
     latest = None if a.out else REPORTS / "latest"
-    files = write_report(rep, run_dir, latest)
+    write_report(rep, run_dir, latest)
     errors = sum(1 for m in ms if m.error)
     print(f"nbx run: {len(ms)} measurements on {info['id']} ({info['device']}), profile {a.profile}; "
           f"{errors} raised; report in {run_dir}")

@@ -20,7 +20,7 @@ from .. import dtype as D
 from ..backend import backend_id
 from . import cases as C
 from .measure import Accumulator, score
-from .targets import BOOL_OPERANDS, Target, targets
+from .targets import Target, targets
 
 # Case counts per profile. float64 results take the mpmath truth for every case, hence fewer.
 PROFILES = {

@@ -9,6 +9,7 @@ element count or any operand's span exceeds 2^31.
 """
 from __future__ import annotations
 
+import numpy as _np
 import triton
 import triton.language as tl
 
@@ -134,6 +135,7 @@ def _tile_shape(plan: iterate.Plan) -> tuple[int, int]:
 
 
 _FAULT_FLAG: Tensor | None = None
+_ZERO = _np.zeros(1, dtype=_np.int32)
 
 
 def fault_flag() -> Tensor:
@@ -182,7 +184,3 @@ def _run(n_tiles, out, xs, ps, flag, plan, sizes, st, body, fault, inputs, param
         NDIM=1 + len(plan.outer), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
         **extra)
 
-
-import numpy as _np  # noqa: E402
-
-_ZERO = _np.zeros(1, dtype=_np.int32)

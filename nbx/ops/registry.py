@@ -17,7 +17,6 @@ from ..tensor import Tensor
 
 OPS: dict[str, "OpSpec"] = {}
 
-_MISSING = object()
 
 
 @dataclass(frozen=True)
