@@ -122,16 +122,29 @@ else:
 
 
 def _tile_shape(plan: iterate.Plan) -> tuple[int, int]:
+    if backend.IS_CUDA:
+        if not plan.outer:
+            return 1, _MAX_C
+        # Six tile shapes of 1024 elements, whatever the sizes: every shape is one more compilation
+        # per op and dtype, and sizing tiles to the rows as well made the layout suite compile
+        # ~14,000 kernels on the H200. A transposed operand (some column stride other than 0/1) gets
+        # square tiles, so every 32-byte sector a tile touches is used by the same program.
+        if not all(st[0] in (0, 1) for st in plan.strides):
+            return 32, 32
+        block_c = min(_MAX_C, max(32, _next_pow2(plan.C)))
+        return _TILE // block_c, block_c
     if not plan.outer:
         return 1, min(_MAX_C, _next_pow2(plan.C))
-    unit_cols = all(st[0] in (0, 1) for st in plan.strides)
-    if backend.IS_CUDA and not unit_cols:
-        # some operand walks the columns with a stride (a transpose): square tiles let every
-        # 32-byte sector a tile touches be used by the same program
-        return 32, 32
     block_c = min(_MAX_C, _next_pow2(plan.C))
     block_r = max(1, min(_next_pow2(plan.rows), _TILE // block_c))
     return block_r, block_c
+
+
+def _ndim_class(plan: iterate.Plan) -> int:
+    """The kernel's NDIM: 1 (flat), 2, or the maximum rank with unused dims of size 1 and stride 0
+    (their index is always 0). Three compilations per op and dtype instead of one per rank."""
+    nd = 1 + len(plan.outer)
+    return nd if nd <= 2 else iterate.MAX_RANK
 
 
 _FAULT_FLAG: Tensor | None = None
@@ -145,9 +158,9 @@ def fault_flag() -> Tensor:
     return _FAULT_FLAG
 
 
-def _pad(seq, n=8):
+def _pad(seq, fill=0):
     seq = list(seq)
-    return tuple(seq + [0] * (n - len(seq)))
+    return tuple(seq + [fill] * (iterate.MAX_RANK - len(seq)))
 
 
 def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, compute, op: str,
@@ -166,7 +179,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     ps = list(params) + [flag] * (MAX_PARAMS - len(params))
     cts = [d.tl for d in compute] + [compute[0].tl] * (MAX_OPERANDS - len(compute))
     st = plan.strides + [plan.strides[1]] * (MAX_OPERANDS + 1 - len(plan.strides))
-    sizes = _pad([plan.C] + plan.outer)
+    sizes = _pad([plan.C] + plan.outer, fill=1)
     extra = {"enable_reflect_ftz": False} if backend.IS_CUDA else {}
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         _run(n_tiles, out, xs, ps, flag, plan, sizes, st, body, fault, inputs, params, cts, block_r, block_c, extra)
@@ -181,6 +194,6 @@ def _run(n_tiles, out, xs, ps, flag, plan, sizes, st, body, fault, inputs, param
         _pad(st[0]), _pad(st[1]), _pad(st[2]), _pad(st[3]),
         BODY=body, FAULT=fault, N_IN=len(inputs), NP=len(params),
         CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
-        NDIM=1 + len(plan.outer), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
+        NDIM=_ndim_class(plan), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
         **extra)
 
