@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU nightly on one H200: shards in parallel (Triton compilation is CPU-bound; the 16 cores
 # share it), each under a time limit after which it still writes what it measured, then merged.
-# Value and integer-division suites for every op; the layout suite for the ops in LAYOUT_OPS
-# (every op's layout suite would need ~14,000 compilations).
+# Value and integer-division suites for every op; the layout suite for the ops in LAYOUT_OPS (a quick
+# check beside them). The layout suite of every op runs in its own two calls: bench/gpu_layout.sh.
 # Usage: bench/gpu_nightly.sh OUTDIR [PROFILE]
 set -u
 out=${1:?outdir}; profile=${2:-nightly}; n=${NBX_SHARDS:-13}; t=${NBX_SHARD_TIMEOUT:-470}

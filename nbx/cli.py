@@ -20,11 +20,16 @@ class UsageError(Exception):
 
 
 def _git_commit() -> str:
+    """HEAD, with "+dirty" when tracked files differ from it (a copied working tree, as the GPU
+    machine gets, carries an older .git: its HEAD alone would name code that did not run)."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
                               timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "nbx", "oracles"], cwd=REPO,
+                               capture_output=True, timeout=10).returncode == 1
     except (OSError, subprocess.SubprocessError):
         return ""
+    return head + "+dirty" if head and dirty else head
 
 
 def _shard(text: str) -> tuple[int, int]:
