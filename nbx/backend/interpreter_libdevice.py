@@ -30,6 +30,11 @@ def _rsqrt(x):
         return (1 / np.sqrt(x)).astype(x.dtype)
 
 
+def _reciprocal(x):
+    with np.errstate(divide="ignore"):
+        return (1 / x).astype(x.dtype)
+
+
 def _signbit(x):
     return np.signbit(x).astype(np.int32)
 
@@ -46,7 +51,7 @@ SYMBOLS = {
     "atan2": np.arctan2, "hypot": np.hypot, "pow": np.power, "fmod": np.fmod,
     "rint": np.rint, "nearbyint": np.rint, "trunc": np.trunc, "floor": np.floor, "ceil": np.ceil,
     "copysign": np.copysign, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin,
-    "fma": lambda a, b, c: a * b + c, "signbit": _signbit,
+    "fma": lambda a, b, c: a * b + c, "signbit": _signbit, "drcp_rn": _reciprocal, "frcp_rn": _reciprocal,
 }
 
 

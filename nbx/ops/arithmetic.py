@@ -3,7 +3,7 @@ import triton
 import triton.language as tl
 
 from .. import dtype as D
-from ..kernels import math as m
+from ..kernels import fast32, math as m
 from .registry import OpSpec, Param, register, rule_float, rule_promote
 
 NUMERIC = D.NUMERIC
@@ -131,13 +131,28 @@ def _via_fmod(a, b, IMPL: tl.constexpr):
 
 
 @triton.jit
+def _integral_quotient(a, b, TRUNC: tl.constexpr, IMPL: tl.constexpr):
+    # float32: an exact quotient-and-remainder in float64 (fast32.divide_integral_fast) for every
+    # tile whose quotients are below 2^22 and finite; the fmod path for the rest. floor_divide ran
+    # at 0.41 of copy on the fmod path alone (H200, 2026-12-02).
+    if a.dtype == tl.float32:
+        q, outside = fast32.divide_integral_fast(a, b, TRUNC)
+        res = q.to(tl.float32)
+        if fast32.any_set(outside):
+            res = _via_fmod(a, b, IMPL)
+        return res
+    else:
+        return _via_fmod(a, b, IMPL)
+
+
+@triton.jit
 def _float_div_trunc(a, b):
-    return _via_fmod(a, b, _float_div_trunc_impl)
+    return _integral_quotient(a, b, True, _float_div_trunc_impl)
 
 
 @triton.jit
 def _float_floor_divide(a, b):
-    return _via_fmod(a, b, _float_floor_divide_impl)
+    return _integral_quotient(a, b, False, _float_floor_divide_impl)
 
 
 @triton.jit

@@ -1,0 +1,51 @@
+"""Every float32 input through the float32 fast paths (nbx/kernels/fast32.py), against libdevice.
+
+Per function (all 2^32 bit patterns by default): the fast value's worst relative error, inputs called
+hard, tiles falling back, and WRONG (must be 0); then floor/trunc division on random pairs. See
+nbx/harness/fastpath.py for what each figure means.
+Usage: PYTHONPATH=$PWD python3 bench/fast32_exhaustive.py [--fns log,sin,cos,tan] [--log2n 32]
+       [--stride 1] [--pairs-log2 26] [--json FILE]. On the CPU: --log2n 20 --stride 4093 --pairs-log2 18.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import nbx
+from nbx.harness import fastpath
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fns", default=",".join(fastpath.FNS))
+    ap.add_argument("--log2n", type=int, default=32)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--stride", type=int, default=1)
+    ap.add_argument("--chunk-log2", type=int, default=30)
+    ap.add_argument("--pairs-log2", type=int, default=26)
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    print(f"backend {nbx.backend_id()} ({nbx.backend_info()['device']}); E = 2^-46, K = {fastpath.fast32.HARD_K}")
+    rows = []
+    for name in filter(None, a.fns.split(",")):
+        row = fastpath.probe_unary(name, a.log2n, a.start, a.stride, min(a.chunk_log2, a.log2n))
+        rows.append(row)
+        print(f"{name:4s} inputs 2^{a.log2n} (stride {a.stride}): max rel err 2^{row['max_rel_err_log2']:.2f}  "
+              f"hard {row['hard']} ({row['hard'] / row['inputs']:.2e})  tiles falling back "
+              f"{row['tiles_hard']}/{row['tiles']}  WRONG {row['wrong']}  {row['seconds']} s", flush=True)
+    if a.pairs_log2:
+        x, y = fastpath.random_pairs(1 << a.pairs_log2)
+        for trunc in (False, True):
+            row = fastpath.probe_divide(x, y, trunc)
+            rows.append(row)
+            print(f"{row['fn']:12s} pairs 2^{a.pairs_log2}: outside the fast range {row['outside']}  tiles falling "
+                  f"back {row['tiles_hard']}/{row['tiles']}  WRONG {row['wrong']}  {row['seconds']} s", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"backend": nbx.backend_id(), "rows": rows}, f, indent=1)
+    return 1 if any(r["wrong"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""float32 fast paths: short float64 evaluations with a rounding test, libdevice where the test fails.
+
+Why: a float32 transcendental evaluated by libdevice's float64 function and rounded once is
+correctly rounded (math.py), but costs float64 throughput the H200 does not have at copy bandwidth:
+log ran at 0.61 of a device copy, sin/cos 0.68, tan 0.57 (bench/elementwise.py, 2026-12-02). The
+H200 issues ~1/2 as many FP64 as FP32 operations; at 4.25 TB/s a unary float32 op moves 531e9
+elements/s, which leaves ~30 float64 operations per element. libdevice's float64 functions aim at
+2^-52 and spend more.
+
+How: each function here evaluates in float64 with a relative error below ~2^-50 (a few polynomial
+terms: nbx/kernels/fit_fast32.py fits them), then asks whether the float64 value y can round to a
+different float32 than the exact value would. The exact value lies within E|y| of y (E = 2^-46,
+16x the worst error measured over every float32 input, bench/fast32_exhaustive.py), i.e. within
+K = E * 2^53 = 128 float64 ulps. y rounds wrongly only if a float32 rounding midpoint (low 29
+mantissa bits of y equal to 2^28) lies in that window, so:
+    hard = |low29(y) - 2^28| <= K  or  y outside float32's normal range (y != 0)  or  x outside the
+           fast path's domain (NaN, inf, huge trig arguments, log of x <= 0 or subnormal)
+A tile with any hard element is recomputed whole by the libdevice float64 path (a branch on
+max(hard) over the tile, uniform for the CTA). A random element is hard with probability
+2K/2^29 = 2^-21, so a 1024-element tile falls back ~1 time in 2000; the result is the libdevice
+path's bit for bit wherever the fast value is not provably the same.
+
+The interpreter runs the same code with numpy (fma unfused: the reductions below use exact products
+so fused and unfused agree; the polynomial errors stay far below E either way).
+"""
+import triton
+import triton.language as tl
+from triton.language.extra.cuda import libdevice
+
+# rounding test: the float64 error bound, in float64 ulps of y (E = 2^-46, K = E * 2^53)
+HARD_K = tl.constexpr(128)
+_MAGIC = tl.constexpr(6755399441055744.0)      # 1.5 * 2^52: y + MAGIC - MAGIC rounds y to an integer
+
+# coefficients from nbx/kernels/fit_fast32.py (near-minimax, printed error of the rounded coefficients)
+# log(1+f) = 2s + s z Q(z), s = f/(2+f), z = s^2 <= 0.02944: weighted error 2^-52.2
+LOG_Q = tl.constexpr((0.6666666666658715, 0.4000000005230436, 0.28571417124529214, 0.22223372075668854,
+                       0.18123629358833077, 0.1681998640466705))
+# sin(r) = r + r z S(z), |r| <= pi/4: 2^-57.3; cos(r) = 1 + z C(z): 2^-53.5 (both six coefficients,
+# so one Horner loop serves either with its coefficients selected per element)
+SIN_S = tl.constexpr((-0.16666666666666632, 0.008333333333322418, -0.00019841269829811947,
+                       2.7557313693443065e-06, -2.5050758366392856e-08, 1.5896810857168664e-10))
+COS_C = tl.constexpr((-0.4999999999999941, 0.041666666666487745, -0.0013888888870583567,
+                       2.4801578646517917e-05, -2.7555241961462033e-07, 2.063061017480243e-09))
+_LN2 = tl.constexpr(0.6931471805599453)
+_TWO_OVER_PI = tl.constexpr(0.6366197723675814)
+# pi/2 = C1 + C2 + C3: C1 and C2 have 33 significant bits, so k * C1 and k * C2 are exact for
+# k < 2^20 (|x| <= 2^19), and x - k*C1 is exact (Sterbenz); |pi/2 - C1 - C2 - C3| = 1.0e-37
+_PIO2_1 = tl.constexpr(1.5707963267341256)
+_PIO2_2 = tl.constexpr(6.077100506303966e-11)
+_PIO2_3 = tl.constexpr(2.0222662487959506e-21)
+_TRIG_MAX = tl.constexpr(524288.0)      # 2^19
+
+
+@triton.jit
+def hard_to_round(y, K: tl.constexpr):
+    """True where float64 y might round to a float32 other than the exact value's (see above)."""
+    b = y.to(tl.int64, bitcast=True)
+    d = (b & 0x1FFFFFFF) - 0x10000000
+    ex = (b >> 52) & 0x7FF
+    outside = ((ex < 897) | (ex > 1150)) & (y != 0)       # float32 normals: 2^-126 .. 2^127 binades
+    return ((d <= K) & (d >= -K)) | outside
+
+
+@triton.jit
+def any_set(mask):
+    """One flag for the whole tile (a CTA-wide reduction, so the branch on it is uniform)."""
+    return tl.max(mask.to(tl.int32)) > 0
+
+
+@triton.jit
+def _f64(x, v: tl.constexpr):
+    return tl.full(x.shape, v, tl.float64)
+
+
+@triton.jit
+def _flip_sign(y, flip):
+    """-y where flip, from the sign bit (Triton's unary minus is 0 - y, which gives +0 for y = +0)."""
+    b = y.to(tl.int64, bitcast=True)
+    return tl.where(flip, b ^ (-0x7FFFFFFFFFFFFFFF - 1), b).to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def _horner6(z, c0, c1, c2, c3, c4, c5):
+    return c0 + z * (c1 + z * (c2 + z * (c3 + z * (c4 + z * c5))))
+
+
+# ---------------------------------------------------------------- log
+@triton.jit
+def log_fast(x):
+    """x float32 -> (float64 log(x), relative error < 2^-50; mask of x outside the fast domain)."""
+    bits = x.to(tl.int32, bitcast=True)
+    hard = (bits < 0x00800000) | (bits >= 0x7F800000)      # x <= 0, -NaN, subnormal, inf, +NaN
+    e = (bits - 0x3F3504F3) >> 23                           # x = 2^e m, m in [sqrt(1/2), sqrt(2))
+    m = (bits - (e << 23)).to(tl.float32, bitcast=True)
+    f = (m - 1.0).to(tl.float64)                            # exact (Sterbenz)
+    s = f * libdevice.rcp_rn(f + 2.0)                      # f + 2 exact in float64
+    z = s * s
+    q = _horner6(z, LOG_Q[0], LOG_Q[1], LOG_Q[2], LOG_Q[3], LOG_Q[4], LOG_Q[5])
+    # e as float64 without an int->float conversion: the bits of 1.5*2^52 + e, minus 1.5*2^52
+    ef = ((e.to(tl.int64) + 0x4338000000000000).to(tl.float64, bitcast=True)) - _MAGIC
+    y = ef * _LN2 + ((s * z) * q + 2.0 * s)
+    return y, hard
+
+
+# ---------------------------------------------------------------- sin, cos, tan
+@triton.jit
+def _reduce_pio2(x):
+    """x float32, |x| <= 2^19 -> (X, r, k): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
+    k's low bits as int32 (the quadrant)."""
+    X = x.to(tl.float64)
+    t = X * _TWO_OVER_PI + _MAGIC
+    k = t - _MAGIC
+    quadrant = t.to(tl.int64, bitcast=True).to(tl.int32)
+    r = X - k * _PIO2_1
+    r = r - k * _PIO2_2
+    r = r - k * _PIO2_3
+    return X, r, quadrant
+
+
+@triton.jit
+def _sin_or_cos(r, z, use_cos):
+    """sin(r) where use_cos is False, cos(r) where True: one Horner over selected coefficients."""
+    p = _horner6(z, tl.where(use_cos, _f64(z, COS_C[0]), _f64(z, SIN_S[0])),
+                 tl.where(use_cos, _f64(z, COS_C[1]), _f64(z, SIN_S[1])),
+                 tl.where(use_cos, _f64(z, COS_C[2]), _f64(z, SIN_S[2])),
+                 tl.where(use_cos, _f64(z, COS_C[3]), _f64(z, SIN_S[3])),
+                 tl.where(use_cos, _f64(z, COS_C[4]), _f64(z, SIN_S[4])),
+                 tl.where(use_cos, _f64(z, COS_C[5]), _f64(z, SIN_S[5])))
+    return tl.where(use_cos, _f64(z, 1.0), r) + tl.where(use_cos, z, r * z) * p
+
+
+@triton.jit
+def sincos_fast(x, SHIFT: tl.constexpr):
+    """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one)."""
+    X, r, quadrant = _reduce_pio2(x)
+    hard = ~(tl.abs(X) <= _TRIG_MAX)                       # and NaN, inf
+    q = quadrant + SHIFT
+    y = _sin_or_cos(r, r * r, (q & 1) != 0)
+    y = _flip_sign(y, (q & 2) != 0)
+    return y, hard
+
+
+@triton.jit
+def tan_fast(x):
+    X, r, quadrant = _reduce_pio2(x)
+    hard = ~(tl.abs(X) <= _TRIG_MAX)
+    z = r * r
+    s = r + (r * z) * _horner6(z, SIN_S[0], SIN_S[1], SIN_S[2], SIN_S[3], SIN_S[4], SIN_S[5])
+    c = 1.0 + z * _horner6(z, COS_C[0], COS_C[1], COS_C[2], COS_C[3], COS_C[4], COS_C[5])
+    odd = (quadrant & 1) != 0                               # tan(r + pi/2) = -cos(r) / sin(r)
+    y = tl.where(odd, -c, s) * libdevice.rcp_rn(tl.where(odd, s, c))
+    return y, hard
+
+
+# ---------------------------------------------------------------- floor and truncated division
+@triton.jit
+def divide_integral_fast(a, b, TRUNC: tl.constexpr):
+    """a, b float32 -> (floor(a / b) or trunc(a / b) exactly, as float64; hard mask).
+
+    n = the quotient rounded to an integer is floor or ceil of the exact a / b when |a / b| < 2^22;
+    r = a - n b is then exact (n b has <= 46 bits; the difference is a short multiple of the smaller
+    ulp), and its sign against b's says which. Zero results take the sign of a / b (ATen's
+    div_floor_floating). Outside (b zero or non-finite, a non-finite, |a / b| >= 2^22) hard."""
+    A = a.to(tl.float64)
+    B = b.to(tl.float64)
+    q = A * libdevice.rcp_rn(B)
+    hard = ~(tl.abs(q) < 4194304.0) | ((B - B) != 0)
+    n = (q + _MAGIC) - _MAGIC
+    r = A - n * B
+    below = (r != 0) & ((r < 0) != (B < 0))                # a / b < n
+    res = tl.where(below, n - 1.0, n)
+    if TRUNC:
+        above = (r != 0) & ((r < 0) == (B < 0))            # a / b > n
+        res = tl.where((A < 0) != (B < 0), tl.where(above, n + 1.0, n), res)
+    negative = (A.to(tl.int64, bitcast=True) < 0) != (B.to(tl.int64, bitcast=True) < 0)   # signs, -0 too
+    zero = _flip_sign(tl.zeros_like(A), negative)
+    return tl.where(res != 0, res, zero), hard

@@ -1,0 +1,97 @@
+"""Fit the polynomials of the float32 fast paths in fast32.py (run: python -m nbx.kernels.fit_fast32).
+
+Each fast path evaluates a float32 function in float64 with a few terms, aiming at a relative error
+near 2^-50 (the float32 result needs ~2^-46 for its rounding test to pass almost always; see
+fast32.py). The coefficients are near-minimax: weighted least squares on Chebyshev nodes in mpmath at
+60 digits, reweighted by Lawson's rule toward equal ripple, then rounded to float64. The printed
+error is the approximation error of the rounded coefficients (evaluation rounding is measured on the
+GPU over every float32 input, bench/fast32_exhaustive.py).
+"""
+from __future__ import annotations
+
+import mpmath as mp
+
+mp.mp.dps = 60
+
+
+def fit(g, weight, lo, hi, degree, nodes=240, lawson=30):
+    """Coefficients c0..c_degree of P(z) minimizing max |weight(z) * (P(z) - g(z))| on [lo, hi]."""
+    zs = [lo + (hi - lo) * (1 - mp.cos(mp.pi * (i + mp.mpf(1) / 2) / nodes)) / 2 for i in range(nodes)]
+    gs = [g(z) for z in zs]
+    ws = [weight(z) for z in zs]
+    lam = [mp.mpf(1) / nodes] * nodes
+    coef = None
+    for _ in range(lawson):
+        rows = [[ws[i] * mp.sqrt(lam[i]) * zs[i] ** j for j in range(degree + 1)] for i in range(nodes)]
+        rhs = [ws[i] * mp.sqrt(lam[i]) * gs[i] for i in range(nodes)]
+        coef = mp.qr_solve(mp.matrix(rows), mp.matrix(rhs))[0]
+        err = [abs(ws[i] * (mp.polyval(list(reversed(coef)), zs[i]) - gs[i])) for i in range(nodes)]
+        tot = sum(lam[i] * err[i] for i in range(nodes))
+        lam = [lam[i] * err[i] / tot for i in range(nodes)]
+    return [float(c) for c in coef]
+
+
+def max_error(coef, g, weight, lo, hi, samples=4000):
+    worst = 0
+    for i in range(samples + 1):
+        z = lo + (hi - lo) * mp.mpf(i) / samples
+        p = mp.polyval([mp.mpf(c) for c in reversed(coef)], z)
+        worst = max(worst, abs(weight(z) * (p - g(z))))
+    return float(worst)
+
+
+def _series_quotient(f, z0, z):
+    """(f(z) - f(0)) / z without the cancellation at z -> 0 (a Taylor tail below z0)."""
+    return f(z) if z > z0 else None
+
+
+# log(1 + f) = 2 atanh(s), s = f / (2 + f), |s| <= (sqrt2 - 1) / (sqrt2 + 1) = 0.1716:
+#   2 atanh(s) = 2 s + s z Q(z), z = s^2; error relative to 2s: z * dQ / 2
+LOG_Z = ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2 * mp.mpf("1.0001")
+
+
+def log_q(z):
+    if z < mp.mpf("1e-30"):
+        return mp.mpf(2) / 3
+    s = mp.sqrt(z)
+    return (2 * mp.atanh(s) - 2 * s) / (s * z)
+
+
+# sin(r) = r + r z S(z), cos(r) = 1 + z C(z), z = r^2, |r| <= pi/4 (+ rounding of the quadrant)
+TRIG_Z = (mp.pi / 4) ** 2 * mp.mpf("1.0001")
+
+
+def sin_s(z):
+    if z < mp.mpf("1e-30"):
+        return -mp.mpf(1) / 6
+    r = mp.sqrt(z)
+    return (mp.sin(r) - r) / (r * z)
+
+
+def cos_c(z):
+    if z < mp.mpf("1e-30"):
+        return -mp.mpf(1) / 2
+    return (mp.cos(mp.sqrt(z)) - 1) / z
+
+
+TABLES = {
+    # name: (g, weight (error of the final result per unit error of P), lo, hi, degree)
+    "LOG_Q": (log_q, lambda z: z / 2, 0, LOG_Z, 5),
+    "SIN_S": (sin_s, lambda z: z, 0, TRIG_Z, 5),
+    "COS_C": (cos_c, lambda z: z / mp.cos(mp.sqrt(z)), 0, TRIG_Z, 6),
+}
+
+
+def main():
+    import sys
+    degrees = dict(a.split("=") for a in sys.argv[1:])
+    for name, (g, w, lo, hi, deg) in TABLES.items():
+        deg = int(degrees.get(name, deg))
+        coef = fit(g, w, mp.mpf(lo), hi, deg)
+        err = max_error(coef, g, w, mp.mpf(lo), hi)
+        print(f"# {name}: degree {deg}, max weighted error {err:.3e} (2^{mp.log(err, 2):.1f})")
+        print(f"{name} = ({', '.join(repr(c) for c in coef)})")
+
+
+if __name__ == "__main__":
+    main()

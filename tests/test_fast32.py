@@ -1,0 +1,101 @@
+"""The float32 fast paths (nbx/kernels/fast32.py): the rounding test, the fallback, and their claim.
+
+The claim: wherever the rounding test passes, the fast value rounds to the same float32 as the
+libdevice float64 path; elsewhere the tile falls back to that path. On the CPU the interpreter runs
+the same kernels over numpy (a strided sample of all float32 inputs); bench/fast32_exhaustive.py runs
+all 2^32 on the GPU.
+"""
+import math
+
+import numpy as np
+import pytest
+import triton
+import triton.language as tl
+
+import nbx
+from nbx.harness import fastpath
+from nbx.kernels import fast32
+
+UNARY = sorted(fastpath.FNS)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_fast_value_within_the_bound_and_never_wrong(name):
+    # 2^16 bit patterns spread over all 2^32 (a stride prime to 2), every sign and exponent
+    row = fastpath.probe_unary(name, 16, start=12345, stride=65537, chunk_log2=16)
+    assert row["wrong"] == 0, row
+    # the test's bound E = 2^-46 must hold with room: the worst measured error is below E / 8
+    assert 0 < row["max_rel_err"] < 2.0 ** -49, row
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_ordinary_inputs_take_the_fast_path(name):
+    # 2^16 consecutive float32 from 1.0 up (one binade slice): almost no tile may fall back, or the
+    # fast path would be dead code behind a rounding test that always fails
+    one = int(np.float32(1.0).view(np.uint32))
+    row = fastpath.probe_unary(name, 16, start=one, stride=1, chunk_log2=16)
+    assert row["wrong"] == 0, row
+    assert row["tiles_hard"] <= 2, row
+
+
+@pytest.mark.parametrize("trunc", [False, True])
+def test_integral_quotient_matches_the_fmod_path(trunc):
+    a, b = fastpath.random_pairs(1 << 16, seed=7)
+    row = fastpath.probe_divide(a, b, trunc)
+    assert row["wrong"] == 0, row
+    assert row["outside"] < row["inputs"] // 2, row        # the fast range is exercised
+
+
+@pytest.mark.parametrize("op", ["log", "sin", "cos", "tan"])
+def test_op_equals_the_float64_path_on_fast_and_fallback_tiles(op):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.01, 100.0, 8192).astype(np.float32)
+    x[5000] = np.nan                                       # that tile falls back, the others do not
+    x[7000] = -1.0 if op == "log" else 3.0e6               # outside the fast domain
+    got = getattr(nbx, op)(nbx.from_numpy(x)).numpy()
+    with np.errstate(invalid="ignore"):
+        want = getattr(np, op)(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "div_floor", "div_trunc"])
+def test_integral_quotient_ops_keep_signed_zeros_and_exact_integers(op):
+    a = np.array([-0.0, 0.0, 0.0, 1e-8, -1e-8, 1.0, 7.0, -7.0, 7.0, 4194303.0, 1.0], np.float32)
+    b = np.array([3.0, -3.0, 3.0, 5.0, 5.0, 0.1, 2.0, 2.0, -2.0, 1.0, -np.inf], np.float32)
+    mode = {"div_floor": "floor", "div_trunc": "trunc"}.get(op)
+    fn = (lambda x, y: nbx.div(x, y, rounding_mode=mode)) if mode else nbx.floor_divide
+    got = fn(nbx.from_numpy(a), nbx.from_numpy(b)).numpy()
+    sign = np.signbit(a) != np.signbit(b)
+    if mode == "trunc":
+        want = [math.trunc(float(x) / float(y)) if math.isfinite(y) else 0.0 for x, y in zip(a, b)]
+    else:
+        want = [float(x) // float(y) for x, y in zip(a, b)]         # Python's: 1.0 // 0.1 == 9.0
+    want = np.array([math.copysign(0.0, -1.0 if s else 1.0) if w == 0 else w for w, s in zip(want, sign)],
+                    np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@triton.jit
+def _hard_kernel(y_ptr, out_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(out_ptr + i, fast32.hard_to_round(tl.load(y_ptr + i), fast32.HARD_K).to(tl.int8))
+
+
+def test_hard_to_round_marks_the_window_around_each_float32_midpoint():
+    one = np.float64(1.0).view(np.int64)
+    mid = one + (1 << 28)                                  # 1 + 2^-24: halfway between 1 and its successor
+    k = int(fast32.HARD_K)
+    cases = {mid: 1, mid - k: 1, mid + k: 1, mid - k - 1: 0, mid + k + 1: 0, one: 0,
+             np.float64(0.0).view(np.int64): 0,            # exact zeros round to themselves
+             np.float64(1e-40).view(np.int64): 1,          # a float32 subnormal result
+             np.float64(1e39).view(np.int64): 1,           # beyond float32's range
+             np.float64(2.0 ** -126).view(np.int64): 0}
+    y = np.array(list(cases), np.int64).view(np.float64)
+    y = np.concatenate([y, -y])
+    n = triton.next_power_of_2(len(y))
+    buf = np.zeros(n, np.float64)
+    buf[:len(y)] = y
+    out = nbx.empty(n, dtype="int8")
+    _hard_kernel[(1,)](nbx.from_numpy(buf), out, N=n)
+    want = list(cases.values()) * 2
+    assert out.numpy()[:len(y)].tolist() == want
