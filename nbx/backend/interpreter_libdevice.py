@@ -35,6 +35,13 @@ def _reciprocal(x):
         return (1 / x).astype(x.dtype)
 
 
+def _rcp64h(x):
+    """rcp.approx.ftz.f64 (MUFU.RCP64H) keeps ~20 bits; so does this: 1/x with its low word cleared."""
+    with np.errstate(divide="ignore"):
+        r = (1 / x).astype(np.float64)
+    return (r.view(np.int64) & ~np.int64(0xFFFFFFFF)).view(np.float64).astype(x.dtype)
+
+
 def _signbit(x):
     return np.signbit(x).astype(np.int32)
 
@@ -51,7 +58,7 @@ SYMBOLS = {
     "atan2": np.arctan2, "hypot": np.hypot, "pow": np.power, "fmod": np.fmod,
     "rint": np.rint, "nearbyint": np.rint, "trunc": np.trunc, "floor": np.floor, "ceil": np.ceil,
     "copysign": np.copysign, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin,
-    "fma": lambda a, b, c: a * b + c, "signbit": _signbit, "drcp_rn": _reciprocal, "frcp_rn": _reciprocal,
+    "fma": lambda a, b, c: a * b + c, "signbit": _signbit, "drcp_rn": _reciprocal, "rcp64h": _rcp64h, "frcp_rn": _reciprocal,
 }
 
 

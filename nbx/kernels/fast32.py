@@ -53,12 +53,15 @@ _TRIG_MAX = tl.constexpr(524288.0)      # 2^19
 
 @triton.jit
 def hard_to_round(y, K: tl.constexpr):
-    """True where float64 y might round to a float32 other than the exact value's (see above)."""
+    """True where float64 y might round to a float32 other than the exact value's (see above).
+    32-bit words only: the low word holds the 29 bits below float32's last, the high word the exponent."""
     b = y.to(tl.int64, bitcast=True)
-    d = (b & 0x1FFFFFFF) - 0x10000000
-    ex = (b >> 52) & 0x7FF
-    outside = ((ex < 897) | (ex > 1150)) & (y != 0)       # float32 normals: 2^-126 .. 2^127 binades
-    return ((d <= K) & (d >= -K)) | outside
+    low29 = b.to(tl.int32) & 0x1FFFFFFF
+    near = (low29 - (0x10000000 - K)).to(tl.uint32, bitcast=True) <= 2 * K
+    ex = (b >> 52).to(tl.int32) & 0x7FF
+    # float32 normals: binades 2^-126 .. 2^127 (biased 897 .. 1150); ex == 0: y == 0, exact
+    outside = ((ex - 897).to(tl.uint32, bitcast=True) > 253) & (ex != 0)
+    return near | outside
 
 
 @triton.jit
@@ -80,6 +83,23 @@ def _flip_sign(y, flip):
 
 
 @triton.jit
+def _reciprocal(d):
+    """1/d to ~2^-40 relative for normal d: the hardware's approximation (MUFU.RCP64H, ~2^-20; the
+    interpreter keeps 20 bits of 1/d) and one Newton step, with no special-case branch (libdevice's
+    rcp_rn has one per element)."""
+    r = libdevice.rcp64h(d)
+    return tl.fma(r, tl.fma(-d, r, 1.0), r)
+
+
+@triton.jit
+def _divide(n, d):
+    """n/d to ~2^-52 relative (normal d): the ~2^-40 quotient and one residual correction."""
+    r = _reciprocal(d)
+    q = n * r
+    return tl.fma(r, tl.fma(-q, d, n), q)
+
+
+@triton.jit
 def _horner6(z, c0, c1, c2, c3, c4, c5):
     return c0 + z * (c1 + z * (c2 + z * (c3 + z * (c4 + z * c5))))
 
@@ -93,7 +113,7 @@ def log_fast(x):
     e = (bits - 0x3F3504F3) >> 23                           # x = 2^e m, m in [sqrt(1/2), sqrt(2))
     m = (bits - (e << 23)).to(tl.float32, bitcast=True)
     f = (m - 1.0).to(tl.float64)                            # exact (Sterbenz)
-    s = f * libdevice.rcp_rn(f + 2.0)                      # f + 2 exact in float64
+    s = _divide(f, f + 2.0)                                 # f + 2 exact in float64
     z = s * s
     q = _horner6(z, LOG_Q[0], LOG_Q[1], LOG_Q[2], LOG_Q[3], LOG_Q[4], LOG_Q[5])
     # e as float64 without an int->float conversion: the bits of 1.5*2^52 + e, minus 1.5*2^52
@@ -118,38 +138,35 @@ def _reduce_pio2(x):
 
 
 @triton.jit
-def _sin_or_cos(r, z, use_cos):
-    """sin(r) where use_cos is False, cos(r) where True: one Horner over selected coefficients."""
-    p = _horner6(z, tl.where(use_cos, _f64(z, COS_C[0]), _f64(z, SIN_S[0])),
-                 tl.where(use_cos, _f64(z, COS_C[1]), _f64(z, SIN_S[1])),
-                 tl.where(use_cos, _f64(z, COS_C[2]), _f64(z, SIN_S[2])),
-                 tl.where(use_cos, _f64(z, COS_C[3]), _f64(z, SIN_S[3])),
-                 tl.where(use_cos, _f64(z, COS_C[4]), _f64(z, SIN_S[4])),
-                 tl.where(use_cos, _f64(z, COS_C[5]), _f64(z, SIN_S[5])))
-    return tl.where(use_cos, _f64(z, 1.0), r) + tl.where(use_cos, z, r * z) * p
+def _sin_cos(r):
+    """(sin r, cos r) for |r| <= pi/4. Both polynomials cost fewer issue slots than one over
+    per-element selected coefficients (12 FSEL and their constant moves per element, counted in the
+    sm_90 SASS)."""
+    z = r * r
+    s = r + (r * z) * _horner6(z, SIN_S[0], SIN_S[1], SIN_S[2], SIN_S[3], SIN_S[4], SIN_S[5])
+    c = 1.0 + z * _horner6(z, COS_C[0], COS_C[1], COS_C[2], COS_C[3], COS_C[4], COS_C[5])
+    return s, c
 
 
 @triton.jit
 def sincos_fast(x, SHIFT: tl.constexpr):
     """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one)."""
     X, r, quadrant = _reduce_pio2(x)
-    hard = ~(tl.abs(X) <= _TRIG_MAX)                       # and NaN, inf
+    outside = ~(tl.abs(x) <= _TRIG_MAX)                     # and NaN, inf
     q = quadrant + SHIFT
-    y = _sin_or_cos(r, r * r, (q & 1) != 0)
-    y = _flip_sign(y, (q & 2) != 0)
-    return y, hard
+    s, c = _sin_cos(r)
+    y = _flip_sign(tl.where((q & 1) != 0, c, s), (q & 2) != 0)
+    return y, outside
 
 
 @triton.jit
 def tan_fast(x):
     X, r, quadrant = _reduce_pio2(x)
-    hard = ~(tl.abs(X) <= _TRIG_MAX)
-    z = r * r
-    s = r + (r * z) * _horner6(z, SIN_S[0], SIN_S[1], SIN_S[2], SIN_S[3], SIN_S[4], SIN_S[5])
-    c = 1.0 + z * _horner6(z, COS_C[0], COS_C[1], COS_C[2], COS_C[3], COS_C[4], COS_C[5])
+    outside = ~(tl.abs(x) <= _TRIG_MAX)
+    s, c = _sin_cos(r)
     odd = (quadrant & 1) != 0                               # tan(r + pi/2) = -cos(r) / sin(r)
-    y = tl.where(odd, -c, s) * libdevice.rcp_rn(tl.where(odd, s, c))
-    return y, hard
+    y = _divide(tl.where(odd, -c, s), tl.where(odd, s, c))
+    return y, outside
 
 
 # ---------------------------------------------------------------- floor and truncated division
@@ -163,7 +180,7 @@ def divide_integral_fast(a, b, TRUNC: tl.constexpr):
     div_floor_floating). Outside (b zero or non-finite, a non-finite, |a / b| >= 2^22) hard."""
     A = a.to(tl.float64)
     B = b.to(tl.float64)
-    q = A * libdevice.rcp_rn(B)
+    q = A * _reciprocal(B)                                  # within 2^-18 of a / b: n is floor or ceil
     hard = ~(tl.abs(q) < 4194304.0) | ((B - B) != 0)
     n = (q + _MAGIC) - _MAGIC
     r = A - n * B
