@@ -20,7 +20,7 @@ if [ "$stage" = tests ]; then
   echo "pytest rc=$? at $(( $(date +%s) - t0 )) s"; tail -12 "$out/pytest.txt"
 elif [ "$stage" = fast32 ]; then
   python3 bench/fast32_exhaustive.py --json "$out/fast32.json"; echo "fast32 rc=$? at $(( $(date +%s) - t0 )) s"
-  python3 bench/elementwise.py --reps 10 --ops "${OPS:-log,sin,cos,tan,floor_divide,div,remainder,exp,add}" \
+  python3 bench/elementwise.py --reps 10 --ops "${OPS:-log,sin,cos,tan,rsqrt,erf,floor_divide,div,remainder,exp,add}" \
     --json "$out/bench.json"; echo "bench done at $(( $(date +%s) - t0 )) s"
 elif [ "$stage" = layout ]; then
   NBX_SHARD_TIMEOUT="${T_LAYOUT:-480}" bench/gpu_layout.sh /tmp/layout "${3:?first}" "${4:?last}"

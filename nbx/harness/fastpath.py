@@ -45,6 +45,16 @@ def _tan_ref(w):
 
 
 @triton.jit
+def _rsqrt_ref(w):
+    return 1.0 / libdevice.sqrt(w)
+
+
+@triton.jit
+def _rsqrt_fast(x):
+    return fast32.rsqrt_fast(x)
+
+
+@triton.jit
 def _log_fast(x):
     return fast32.log_fast(x)
 
@@ -65,7 +75,7 @@ def _tan_fast(x):
 
 
 FNS = {"log": (_log_fast, _log_ref), "sin": (_sin_fast, _sin_ref), "cos": (_cos_fast, _cos_ref),
-       "tan": (_tan_fast, _tan_ref)}
+       "tan": (_tan_fast, _tan_ref), "rsqrt": (_rsqrt_fast, _rsqrt_ref)}
 
 
 @triton.jit

@@ -122,6 +122,16 @@ def log_fast(x):
     return y, hard
 
 
+# ---------------------------------------------------------------- rsqrt
+@triton.jit
+def rsqrt_fast(x):
+    """libdevice's float64 rsqrt (1 ulp, 2^-52: MUFU.RSQ64H and Newton) in place of sqrt and a
+    correctly rounded division; x in float32's positive finite range (subnormals are normal in float64)."""
+    bits = x.to(tl.int32, bitcast=True)
+    outside = (bits <= 0) | (bits >= 0x7F800000)             # x <= 0 (and -0), -NaN, inf, +NaN
+    return libdevice.rsqrt(x.to(tl.float64)), outside
+
+
 # ---------------------------------------------------------------- sin, cos, tan
 @triton.jit
 def _reduce_pio2(x):

@@ -49,12 +49,17 @@ def reciprocal(x):
 
 
 @triton.jit
-def rsqrt(x):
-    # libdevice rsqrt returns inf on subnormal float32 inputs (H200); 1/sqrt in float64 is
+def _rsqrt_wide(x):
+    # libdevice's float32 rsqrt returns inf on subnormal inputs (H200); 1/sqrt in float64 is
     # correctly rounded before the final rounding to float32.
+    return (1.0 / libdevice.sqrt(_wide(x))).to(tl.float32)
+
+
+@triton.jit
+def rsqrt(x):
     if x.dtype == tl.float32:
-        w = _wide(x)
-        return (1.0 / libdevice.sqrt(w)).to(tl.float32)
+        y, outside = fast32.rsqrt_fast(x)
+        return fast_or_exact(y, outside, x, _rsqrt_wide)
     else:
         return libdevice.rsqrt(x)
 
