@@ -33,7 +33,8 @@ def main(argv=None) -> int:
         rows.append(row)
         print(f"{name:4s} inputs 2^{a.log2n} (stride {a.stride}): max rel err 2^{row['max_rel_err_log2']:.2f}  "
               f"hard {row['hard']} ({row['hard'] / row['inputs']:.2e})  tiles falling back "
-              f"{row['tiles_hard']}/{row['tiles']}  WRONG {row['wrong']}  {row['seconds']} s", flush=True)
+              f"{row['tiles_hard']}/{row['tiles']}  WRONG {row['wrong']} {' '.join(row['wrong_inputs'])}  "
+              f"{row['seconds']} s", flush=True)
     if a.pairs_log2:
         x, y = fastpath.random_pairs(1 << a.pairs_log2)
         for trunc in (False, True):

@@ -79,7 +79,7 @@ FNS = {"log": (_log_fast, _log_ref), "sin": (_sin_fast, _sin_ref), "cos": (_cos_
 
 
 @triton.jit
-def _probe(err_out, hard_out, wrong_out, start, stride, FAST: tl.constexpr, REF: tl.constexpr,
+def _probe(err_out, hard_out, wrong_out, first_out, start, stride, FAST: tl.constexpr, REF: tl.constexpr,
            BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     i = (start + (pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)) * stride) & 0xFFFFFFFF
@@ -95,6 +95,7 @@ def _probe(err_out, hard_out, wrong_out, start, stride, FAST: tl.constexpr, REF:
     tl.store(err_out + pid, tl.max(err))
     tl.store(hard_out + pid, tl.sum(hard.to(tl.int32)))
     tl.store(wrong_out + pid, tl.sum((differ & ~hard).to(tl.int32)))
+    tl.store(first_out + pid, tl.min(tl.where(differ & ~hard, i, 0x100000000)))
 
 
 def probe_unary(name: str, log2n: int, start: int, stride: int, chunk_log2: int) -> dict:
@@ -102,20 +103,24 @@ def probe_unary(name: str, log2n: int, start: int, stride: int, chunk_log2: int)
     n = 1 << log2n
     chunk = min(n, 1 << chunk_log2)
     tiles = chunk // BLOCK
-    err, hard, wrong = (empty(tiles, dtype=d) for d in ("float64", "int32", "int32"))
+    err, hard, wrong, first = (empty(tiles, dtype=d) for d in ("float64", "int32", "int32", "int64"))
+    wrong_inputs = []
     worst, n_hard, n_tiles_hard, n_wrong = 0.0, 0, 0, 0
     t = time.perf_counter()
     for c in range(n // chunk):
-        _probe[(tiles,)](err, hard, wrong, start + c * chunk * stride, stride, FAST=fast, REF=ref,
+        _probe[(tiles,)](err, hard, wrong, first, start + c * chunk * stride, stride, FAST=fast, REF=ref,
                          BLOCK=BLOCK, enable_reflect_ftz=False)
         e, h, w = err.numpy(), hard.numpy(), wrong.numpy()
         worst = max(worst, float(e.max()))
         n_hard += int(h.sum())
         n_tiles_hard += int((h > 0).sum())
         n_wrong += int(w.sum())
+        f = first.numpy()
+        wrong_inputs += [int(v) for v in f[f < 0x100000000][:20]]
     return {"fn": name, "inputs": n, "start": start, "stride": stride,
             "max_rel_err": worst, "max_rel_err_log2": math.log2(worst) if worst else None,
             "hard": n_hard, "tiles": n // BLOCK, "tiles_hard": n_tiles_hard, "wrong": n_wrong,
+            "wrong_inputs": [f"0x{v:08x}" for v in wrong_inputs[:20]],
             "seconds": round(time.perf_counter() - t, 2)}
 
 

@@ -83,6 +83,31 @@ def _flip_sign(y, flip):
 
 
 @triton.jit
+def widen_bits(x):
+    """float32 -> float64 by integer operations (no F2F): exact for normal x and zeros; subnormal x
+    comes out wrong, so callers keep subnormals outside their fast domain."""
+    b = x.to(tl.int32, bitcast=True)
+    mag = b & 0x7FFFFFFF
+    hi = tl.where(mag == 0, 0, (mag >> 3) + 0x38000000) | (b & (-0x7FFFFFFF - 1))
+    lo = b << 29
+    return ((hi.to(tl.int64) << 32) | lo.to(tl.uint32, bitcast=True).to(tl.int64)).to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def round_bits(y):
+    """float64 -> float32 to nearest by integer operations, valid where hard_to_round(y) is False:
+    y is zero or in float32's normal range and not a tie, so nearest is the truncation plus the
+    first dropped bit."""
+    b = y.to(tl.int64, bitcast=True)
+    hi = (b >> 32).to(tl.int32)
+    lo = b.to(tl.int32)
+    mag = hi & 0x7FFFFFFF
+    r = (((mag - 0x38000000) << 3) | ((lo >> 29) & 7)) + ((lo >> 28) & 1)
+    r = tl.where(mag == 0, 0, r) | (hi & (-0x7FFFFFFF - 1))
+    return r.to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def _reciprocal(d):
     """1/d to ~2^-40 relative for normal d: the hardware's approximation (MUFU.RCP64H, ~2^-20; the
     interpreter keeps 20 bits of 1/d) and one Newton step, with no special-case branch (libdevice's
@@ -96,7 +121,8 @@ def _divide(n, d):
     """n/d to ~2^-52 relative (normal d): the ~2^-40 quotient and one residual correction."""
     r = _reciprocal(d)
     q = n * r
-    return tl.fma(r, tl.fma(-q, d, n), q)
+    # q - r (q d - n), not q + r (n - q d): for n = -0 the latter ends in +0 + -0 = +0
+    return tl.fma(-r, tl.fma(q, d, -n), q)
 
 
 @triton.jit
@@ -106,13 +132,16 @@ def _horner6(z, c0, c1, c2, c3, c4, c5):
 
 # ---------------------------------------------------------------- log
 @triton.jit
-def log_fast(x):
+def log_fast(x, INT_IO: tl.constexpr = False):
     """x float32 -> (float64 log(x), relative error < 2^-50; mask of x outside the fast domain)."""
     bits = x.to(tl.int32, bitcast=True)
     hard = (bits < 0x00800000) | (bits >= 0x7F800000)      # x <= 0, -NaN, subnormal, inf, +NaN
     e = (bits - 0x3F3504F3) >> 23                           # x = 2^e m, m in [sqrt(1/2), sqrt(2))
     m = (bits - (e << 23)).to(tl.float32, bitcast=True)
-    f = (m - 1.0).to(tl.float64)                            # exact (Sterbenz)
+    if INT_IO:
+        f = widen_bits(m) - 1.0                             # exact (Sterbenz)
+    else:
+        f = (m - 1.0).to(tl.float64)                        # exact (Sterbenz)
     s = _divide(f, f + 2.0)                                 # f + 2 exact in float64
     z = s * s
     q = _horner6(z, LOG_Q[0], LOG_Q[1], LOG_Q[2], LOG_Q[3], LOG_Q[4], LOG_Q[5])
@@ -134,10 +163,13 @@ def rsqrt_fast(x):
 
 # ---------------------------------------------------------------- sin, cos, tan
 @triton.jit
-def _reduce_pio2(x):
+def _reduce_pio2(x, INT_IO: tl.constexpr = False):
     """x float32, |x| <= 2^19 -> (X, r, k): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
     k's low bits as int32 (the quadrant)."""
-    X = x.to(tl.float64)
+    if INT_IO:
+        X = widen_bits(x)
+    else:
+        X = x.to(tl.float64)
     t = X * _TWO_OVER_PI + _MAGIC
     k = t - _MAGIC
     quadrant = t.to(tl.int64, bitcast=True).to(tl.int32)
@@ -153,16 +185,19 @@ def _sin_cos(r):
     per-element selected coefficients (12 FSEL and their constant moves per element, counted in the
     sm_90 SASS)."""
     z = r * r
-    s = r + (r * z) * _horner6(z, SIN_S[0], SIN_S[1], SIN_S[2], SIN_S[3], SIN_S[4], SIN_S[5])
+    # r * (1 + z S), not r + r z S: for r = -0 the sum would be -0 + +0 = +0 (sin(-0) is -0)
+    s = r * (1.0 + z * _horner6(z, SIN_S[0], SIN_S[1], SIN_S[2], SIN_S[3], SIN_S[4], SIN_S[5]))
     c = 1.0 + z * _horner6(z, COS_C[0], COS_C[1], COS_C[2], COS_C[3], COS_C[4], COS_C[5])
     return s, c
 
 
 @triton.jit
-def sincos_fast(x, SHIFT: tl.constexpr):
+def sincos_fast(x, SHIFT: tl.constexpr, INT_IO: tl.constexpr = False):
     """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one)."""
-    X, r, quadrant = _reduce_pio2(x)
+    X, r, quadrant = _reduce_pio2(x, INT_IO)
     outside = ~(tl.abs(x) <= _TRIG_MAX)                     # and NaN, inf
+    if INT_IO:
+        outside = outside | ((tl.abs(x) < 1.1754943508222875e-38) & (x != 0))   # subnormal x
     q = quadrant + SHIFT
     s, c = _sin_cos(r)
     y = _flip_sign(tl.where((q & 1) != 0, c, s), (q & 2) != 0)

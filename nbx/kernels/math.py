@@ -9,7 +9,10 @@ float32 transcendentals are evaluated in float64 and rounded once. libdevice's f
 are within ~1 float64 ulp, i.e. 2^-29 float32 ulp, so the float32 result is correctly rounded except
 when the exact value lies within 2^-29 ulp of a rounding boundary. The bandwidth figures in
 PRECISION.md (an element-wise exp at 4.21 TB/s against a 4.23 TB/s copy) say the extra arithmetic
-is hidden behind memory on the H200. tl.exp is `ex2.approx(x*log2e)`: 60 ulp; never used here.
+is hidden behind memory on the H200 for exp; not for log, sin, cos, tan, rsqrt (0.57-0.68 of copy):
+those take fast32.py's short float64 evaluations under a rounding test, with this libdevice path
+for any tile the test cannot vouch for (`fast_or_exact`), so results are the same bit for bit.
+tl.exp is `ex2.approx(x*log2e)`: 60 ulp; never used here.
 """
 import triton
 import triton.language as tl

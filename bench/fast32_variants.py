@@ -1,0 +1,135 @@
+"""Where the float32 fast paths spend their time: bandwidth of variants of one body, through nbx's
+launcher, 2^28 float32 elements in [1, 2) (each figure against a device copy in the same run).
+Variants: the op as shipped; its fast value rounded with no test and no fallback (`nofb`); the
+rounding test and the tile reduction but no fallback code (`test`); integer conversions in place of
+F2F (`intio`). Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import nbx                                   # first: it sets TRITON_INTERPRET where there is no GPU
+from nbx.kernels import fast32, math as m
+from nbx.kernels.launch import launch
+
+import triton
+import triton.language as tl
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from elementwise import device_copy_ms, make_input, time_ms  # noqa: E402
+
+
+@triton.jit
+def ident(x):
+    return x
+
+
+@triton.jit
+def roundtrip64(x):
+    return x.to(tl.float64).to(tl.float32)
+
+
+@triton.jit
+def roundtrip_bits(x):
+    return fast32.round_bits(fast32.widen_bits(x))
+
+
+@triton.jit
+def _test_only(y, outside):
+    r = y.to(tl.float32)
+    return tl.where(fast32.any_set(outside | fast32.hard_to_round(y, fast32.HARD_K)), 0.0, r)
+
+
+@triton.jit
+def _with_fallback_bits(y, outside, x, EXACT: tl.constexpr):
+    r = fast32.round_bits(y)
+    if fast32.any_set(outside | fast32.hard_to_round(y, fast32.HARD_K)):
+        r = EXACT(x)
+    return r
+
+
+@triton.jit
+def log_nofb(x):
+    y, o = fast32.log_fast(x)
+    return y.to(tl.float32)
+
+
+@triton.jit
+def log_test(x):
+    y, o = fast32.log_fast(x)
+    return _test_only(y, o)
+
+
+@triton.jit
+def log_intio(x):
+    y, o = fast32.log_fast(x, True)
+    return _with_fallback_bits(y, o, x, m._log_wide)
+
+
+@triton.jit
+def sin_nofb(x):
+    y, o = fast32.sincos_fast(x, 0)
+    return y.to(tl.float32)
+
+
+@triton.jit
+def sin_test(x):
+    y, o = fast32.sincos_fast(x, 0)
+    return _test_only(y, o)
+
+
+@triton.jit
+def sin_intio(x):
+    y, o = fast32.sincos_fast(x, 0, True)
+    return _with_fallback_bits(y, o, x, m._sin_wide)
+
+
+@triton.jit
+def tan_intio(x):
+    y, o = fast32.tan_fast(x)
+    return _with_fallback_bits(y, o, x, m._tan_wide)
+
+
+@triton.jit
+def rsqrt_nofb(x):
+    y, o = fast32.rsqrt_fast(x)
+    return y.to(tl.float32)
+
+
+@triton.jit
+def rsqrt_intio(x):
+    y, o = fast32.rsqrt_fast(x)
+    return _with_fallback_bits(y, o, x, m._rsqrt_wide)
+
+
+VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "roundtrip_bits": roundtrip_bits, "exp": m.exp,
+            "log": m.log, "log_nofb": log_nofb, "log_test": log_test, "log_intio": log_intio,
+            "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "sin_intio": sin_intio,
+            "tan": m.tan, "tan_intio": tan_intio, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
+            "rsqrt_intio": rsqrt_intio}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--log2n", type=int, default=28)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--only", default="")
+    a = ap.parse_args(argv)
+    n = 1 << a.log2n
+    copy_ms = device_copy_ms(4 * n, a.reps)
+    print(f"backend {nbx.backend_id()}; n = 2^{a.log2n} float32; copy {copy_ms:.3f} ms")
+    x = make_input(n)
+    out = nbx.empty(n, dtype="float32")
+    ref = None
+    for name, body in VARIANTS.items():
+        if a.only and name not in a.only.split(","):
+            continue
+        run = lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name)
+        ms = time_ms(run, a.reps)
+        print(f"{name:>16}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
