@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 import nbx
 from nbx.harness import fastpath
+
+
+def _log2(err: float) -> str:
+    return f"2^{math.log2(err):.2f}" if err else "0 (the same as the reference)"
 
 
 def main(argv=None) -> int:
@@ -31,7 +36,7 @@ def main(argv=None) -> int:
     for name in filter(None, a.fns.split(",")):
         row = fastpath.probe_unary(name, a.log2n, a.start, a.stride, min(a.chunk_log2, a.log2n))
         rows.append(row)
-        print(f"{name:4s} inputs 2^{a.log2n} (stride {a.stride}): max rel err 2^{row['max_rel_err_log2']:.2f}  "
+        print(f"{name:4s} inputs 2^{a.log2n} (stride {a.stride}): max rel err {_log2(row['max_rel_err'])}  "
               f"hard {row['hard']} ({row['hard'] / row['inputs']:.2e})  tiles falling back "
               f"{row['tiles_hard']}/{row['tiles']}  WRONG {row['wrong']} {' '.join(row['wrong_inputs'])}  "
               f"{row['seconds']} s", flush=True)

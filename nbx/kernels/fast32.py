@@ -7,18 +7,19 @@ H200 issues ~1/2 as many FP64 as FP32 operations; at 4.25 TB/s a unary float32 o
 elements/s, which leaves ~30 float64 operations per element. libdevice's float64 functions aim at
 2^-52 and spend more.
 
-How: each function here evaluates in float64 with a relative error below ~2^-50 (a few polynomial
+How: each function evaluates in float64 with a relative error below ~2^-50 (a few polynomial
 terms: nbx/kernels/fit_fast32.py fits them), then asks whether the float64 value y can round to a
 different float32 than the exact value would. The exact value lies within E|y| of y (E = 2^-46,
-16x the worst error measured over every float32 input, bench/fast32_exhaustive.py), i.e. within
-K = E * 2^53 = 128 float64 ulps. y rounds wrongly only if a float32 rounding midpoint (low 29
-mantissa bits of y equal to 2^28) lies in that window, so:
-    hard = |low29(y) - 2^28| <= K  or  y outside float32's normal range (y != 0)  or  x outside the
-           fast path's domain (NaN, inf, huge trig arguments, log of x <= 0 or subnormal)
-A tile with any hard element is recomputed whole by the libdevice float64 path (a branch on
-max(hard) over the tile, uniform for the CTA). A random element is hard with probability
-2K/2^29 = 2^-21, so a 1024-element tile falls back ~1 time in 2000; the result is the libdevice
-path's bit for bit wherever the fast value is not provably the same.
+>= 16x the worst error measured over every float32 input on the H200, bench/fast32_exhaustive.py),
+i.e. within K = E * 2^53 = 128 float64 ulps. y rounds wrongly only if a float32 rounding midpoint
+(low 29 mantissa bits of y equal to 2^28) lies in that window, so an element is hard when
+    |low29(y) - 2^28| <= K   or   x is outside the fast path's domain (NaN, inf, huge trig
+                                  arguments, log or rsqrt of x <= 0 ...)
+(each domain keeps y at zero or inside float32's normal range, where that test is the whole story).
+A tile with any hard element is recomputed whole by the libdevice float64 path (a branch on a
+min over the tile, uniform for the CTA). A random element is hard with probability 2K/2^29 = 2^-21,
+so a 1024-element tile falls back ~1 time in 2000; the result is the libdevice path's bit for bit
+wherever the fast value is not provably the same.
 
 The interpreter runs the same code with numpy (fma unfused: the reductions below use exact products
 so fused and unfused agree; the polynomial errors stay far below E either way).
@@ -48,20 +49,27 @@ _TWO_OVER_PI = tl.constexpr(0.6366197723675814)
 _PIO2_1 = tl.constexpr(1.5707963267341256)
 _PIO2_2 = tl.constexpr(6.077100506303966e-11)
 _PIO2_3 = tl.constexpr(2.0222662487959506e-21)
-_TRIG_MAX = tl.constexpr(524288.0)      # 2^19
+_TRIG_MAX_BITS = tl.constexpr(0x49000000)      # 2^19 as float32 bits
 
 
 @triton.jit
 def hard_to_round(y, K: tl.constexpr):
-    """True where float64 y might round to a float32 other than the exact value's (see above).
-    32-bit words only: the low word holds the 29 bits below float32's last, the high word the exponent."""
-    b = y.to(tl.int64, bitcast=True)
-    low29 = b.to(tl.int32) & 0x1FFFFFFF
-    near = (low29 - (0x10000000 - K)).to(tl.uint32, bitcast=True) <= 2 * K
-    ex = (b >> 52).to(tl.int32) & 0x7FF
-    # float32 normals: binades 2^-126 .. 2^127 (biased 897 .. 1150); ex == 0: y == 0, exact
-    outside = ((ex - 897).to(tl.uint32, bitcast=True) > 253) & (ex != 0)
-    return near | outside
+    """True where float64 y might round to a float32 other than the exact value's (see above): its
+    low 29 mantissa bits within K of 2^28. Valid where y is zero or inside float32's normal range,
+    which each fast path guarantees on its domain (their docstrings say why)."""
+    low = y.to(tl.int64, bitcast=True).to(tl.int32)
+    return ((low + (K - 0x10000000)) & 0x1FFFFFFF) <= 2 * K
+
+
+@triton.jit
+def any_hard(y, outside, K: tl.constexpr):
+    """hard_to_round or outside anywhere in the tile, in ~4 instructions per element: the key
+    (low29 - 2^28 + K) mod 2^29 is <= 2K exactly where y is hard, 0 where outside; one min over the
+    tile (a CTA-wide reduction, so the branch on it is uniform). The per-element form (a mask, then a
+    max) cost log 0.14 of copy bandwidth on the H200 (bench/fast32_variants.py, 2026-12-03)."""
+    low = y.to(tl.int64, bitcast=True).to(tl.int32)
+    key = tl.where(outside, 0, (low + (K - 0x10000000)) & 0x1FFFFFFF)
+    return tl.min(key) <= 2 * K
 
 
 @triton.jit
@@ -80,31 +88,6 @@ def _flip_sign(y, flip):
     """-y where flip, from the sign bit (Triton's unary minus is 0 - y, which gives +0 for y = +0)."""
     b = y.to(tl.int64, bitcast=True)
     return tl.where(flip, b ^ (-0x7FFFFFFFFFFFFFFF - 1), b).to(tl.float64, bitcast=True)
-
-
-@triton.jit
-def widen_bits(x):
-    """float32 -> float64 by integer operations (no F2F): exact for normal x and zeros; subnormal x
-    comes out wrong, so callers keep subnormals outside their fast domain."""
-    b = x.to(tl.int32, bitcast=True)
-    mag = b & 0x7FFFFFFF
-    hi = tl.where(mag == 0, 0, (mag >> 3) + 0x38000000) | (b & (-0x7FFFFFFF - 1))
-    lo = b << 29
-    return ((hi.to(tl.int64) << 32) | lo.to(tl.uint32, bitcast=True).to(tl.int64)).to(tl.float64, bitcast=True)
-
-
-@triton.jit
-def round_bits(y):
-    """float64 -> float32 to nearest by integer operations, valid where hard_to_round(y) is False:
-    y is zero or in float32's normal range and not a tie, so nearest is the truncation plus the
-    first dropped bit."""
-    b = y.to(tl.int64, bitcast=True)
-    hi = (b >> 32).to(tl.int32)
-    lo = b.to(tl.int32)
-    mag = hi & 0x7FFFFFFF
-    r = (((mag - 0x38000000) << 3) | ((lo >> 29) & 7)) + ((lo >> 28) & 1)
-    r = tl.where(mag == 0, 0, r) | (hi & (-0x7FFFFFFF - 1))
-    return r.to(tl.float32, bitcast=True)
 
 
 @triton.jit
@@ -132,23 +115,22 @@ def _horner6(z, c0, c1, c2, c3, c4, c5):
 
 # ---------------------------------------------------------------- log
 @triton.jit
-def log_fast(x, INT_IO: tl.constexpr = False):
+def log_fast(x):
     """x float32 -> (float64 log(x), relative error < 2^-50; mask of x outside the fast domain)."""
     bits = x.to(tl.int32, bitcast=True)
-    hard = (bits < 0x00800000) | (bits >= 0x7F800000)      # x <= 0, -NaN, subnormal, inf, +NaN
+    # outside: x <= 0, -NaN, subnormal, inf, +NaN. Inside, |log x| is 0 (x = 1, exact) or in
+    # [2^-24, 104]: float32 normals, as hard_to_round needs
+    outside = (bits - 0x00800000).to(tl.uint32, bitcast=True) >= 0x7F000000
     e = (bits - 0x3F3504F3) >> 23                           # x = 2^e m, m in [sqrt(1/2), sqrt(2))
     m = (bits - (e << 23)).to(tl.float32, bitcast=True)
-    if INT_IO:
-        f = widen_bits(m) - 1.0                             # exact (Sterbenz)
-    else:
-        f = (m - 1.0).to(tl.float64)                        # exact (Sterbenz)
+    f = (m - 1.0).to(tl.float64)                            # exact (Sterbenz)
     s = _divide(f, f + 2.0)                                 # f + 2 exact in float64
     z = s * s
     q = _horner6(z, LOG_Q[0], LOG_Q[1], LOG_Q[2], LOG_Q[3], LOG_Q[4], LOG_Q[5])
     # e as float64 without an int->float conversion: the bits of 1.5*2^52 + e, minus 1.5*2^52
     ef = ((e.to(tl.int64) + 0x4338000000000000).to(tl.float64, bitcast=True)) - _MAGIC
     y = ef * _LN2 + ((s * z) * q + 2.0 * s)
-    return y, hard
+    return y, outside
 
 
 # ---------------------------------------------------------------- rsqrt
@@ -157,19 +139,17 @@ def rsqrt_fast(x):
     """libdevice's float64 rsqrt (1 ulp, 2^-52: MUFU.RSQ64H and Newton) in place of sqrt and a
     correctly rounded division; x in float32's positive finite range (subnormals are normal in float64)."""
     bits = x.to(tl.int32, bitcast=True)
-    outside = (bits <= 0) | (bits >= 0x7F800000)             # x <= 0 (and -0), -NaN, inf, +NaN
+    # outside: x <= 0 (and -0), -NaN, inf, +NaN; inside, 1/sqrt(x) is in [2^-64, 2^75]
+    outside = (bits - 1).to(tl.uint32, bitcast=True) >= 0x7F7FFFFF
     return libdevice.rsqrt(x.to(tl.float64)), outside
 
 
 # ---------------------------------------------------------------- sin, cos, tan
 @triton.jit
-def _reduce_pio2(x, INT_IO: tl.constexpr = False):
+def _reduce_pio2(x):
     """x float32, |x| <= 2^19 -> (X, r, k): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
     k's low bits as int32 (the quadrant)."""
-    if INT_IO:
-        X = widen_bits(x)
-    else:
-        X = x.to(tl.float64)
+    X = x.to(tl.float64)      # F2F: integer bit-building instead measured slower (0.62 vs 0.77 of copy)
     t = X * _TWO_OVER_PI + _MAGIC
     k = t - _MAGIC
     quadrant = t.to(tl.int64, bitcast=True).to(tl.int32)
@@ -177,6 +157,14 @@ def _reduce_pio2(x, INT_IO: tl.constexpr = False):
     r = r - k * _PIO2_2
     r = r - k * _PIO2_3
     return X, r, quadrant
+
+
+@triton.jit
+def _trig_outside(x):
+    """|x| > 2^19, inf, NaN. Inside, sin and tan results are 0, normal, or (|x| < 2^-126) equal to
+    x exactly in float64 (z r underflows below r's last bit), so a float32 rounds to itself; cos
+    results are >= 2^-25."""
+    return (x.to(tl.int32, bitcast=True) & 0x7FFFFFFF) > _TRIG_MAX_BITS
 
 
 @triton.jit
@@ -192,12 +180,10 @@ def _sin_cos(r):
 
 
 @triton.jit
-def sincos_fast(x, SHIFT: tl.constexpr, INT_IO: tl.constexpr = False):
+def sincos_fast(x, SHIFT: tl.constexpr):
     """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one)."""
-    X, r, quadrant = _reduce_pio2(x, INT_IO)
-    outside = ~(tl.abs(x) <= _TRIG_MAX)                     # and NaN, inf
-    if INT_IO:
-        outside = outside | ((tl.abs(x) < 1.1754943508222875e-38) & (x != 0))   # subnormal x
+    X, r, quadrant = _reduce_pio2(x)
+    outside = _trig_outside(x)
     q = quadrant + SHIFT
     s, c = _sin_cos(r)
     y = _flip_sign(tl.where((q & 1) != 0, c, s), (q & 2) != 0)
@@ -207,7 +193,7 @@ def sincos_fast(x, SHIFT: tl.constexpr, INT_IO: tl.constexpr = False):
 @triton.jit
 def tan_fast(x):
     X, r, quadrant = _reduce_pio2(x)
-    outside = ~(tl.abs(x) <= _TRIG_MAX)
+    outside = _trig_outside(x)
     s, c = _sin_cos(r)
     odd = (quadrant & 1) != 0                               # tan(r + pi/2) = -cos(r) / sin(r)
     y = _divide(tl.where(odd, -c, s), tl.where(odd, s, c))

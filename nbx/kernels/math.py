@@ -150,7 +150,7 @@ def fast_or_exact(y, outside, x, EXACT: tl.constexpr):
     outside the fast path's domain or hard to round (fast32.py). log, sin, cos, tan ran at 0.57-0.68
     of copy on libdevice alone."""
     r = y.to(tl.float32)
-    if fast32.any_set(outside | fast32.hard_to_round(y, fast32.HARD_K)):
+    if fast32.any_hard(y, outside, fast32.HARD_K):
         r = EXACT(x)
     return r
 
