@@ -13,6 +13,7 @@ import sys
 
 import nbx                                   # first: it sets TRITON_INTERPRET where there is no GPU
 from nbx.kernels import fast32, math as m
+from nbx.kernels import launch as launch_mod
 from nbx.kernels.launch import launch
 
 import triton
@@ -85,6 +86,7 @@ def main(argv=None) -> int:
     ap.add_argument("--log2n", type=int, default=28)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
+    ap.add_argument("--ops-nreg", default="sin,cos,tan,log,rsqrt,floor_divide")
     a = ap.parse_args(argv)
     n = 1 << a.log2n
     copy_ms = device_copy_ms(4 * n, a.reps)
@@ -98,6 +100,21 @@ def main(argv=None) -> int:
         run = lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name)
         ms = time_ms(run, a.reps)
         print(f"{name:>16}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
+    if nbx.backend_id().startswith("cuda"):
+        # the libdevice fallback's registers limit occupancy for the whole kernel; cap them
+        xs = {"floor_divide": [x, make_input(n, 1.5, 2.5)]}
+        for cap in (None, 64, 56, 48, 40):
+            launch_mod.CUDA_OPTIONS.clear()
+            if cap:
+                launch_mod.CUDA_OPTIONS["maxnreg"] = cap
+            for op in a.ops_nreg.split(","):
+                args = xs.get(op, [x])
+                fn = nbx.FUNCTIONS[op]
+                ms = time_ms(lambda: fn(*args), a.reps)
+                nbytes = 4 * n * (len(args) + 1)
+                print(f"maxnreg {str(cap):>4} {op:>12}: {ms:7.3f} ms  {nbytes / ms / 1e6 / (8 * n / copy_ms / 1e6):5.2f} of copy",
+                      flush=True)
+        launch_mod.CUDA_OPTIONS.clear()
     return 0
 
 
