@@ -4,7 +4,9 @@ Variants: the op as shipped; its fast value rounded with no test and no fallback
 rounding test and the tile reduction but no fallback code (`test`). Measured 2026-12-03 on the H200:
 integer bit-building in place of F2F conversions was slower (log 0.67 vs 0.82, sin 0.62 vs 0.77) and
 was dropped; the rounding test as a per-element mask and a max cost log 0.14 (0.96 -> 0.82), which
-made fast32.any_hard. Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10]
+made fast32.any_hard. After it: log 0.87 (test without fallback code 0.92, no test 0.96), sin 0.81
+(0.87, 0.87), tan 0.74 (-, 0.81), rsqrt 0.94 (-, 0.98); capping registers (maxnreg 64/56/48/40) did
+not help any of them and took floor_divide from 0.80 to 0.58-0.17. Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10]
 """
 from __future__ import annotations
 
@@ -86,7 +88,8 @@ def main(argv=None) -> int:
     ap.add_argument("--log2n", type=int, default=28)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
-    ap.add_argument("--ops-nreg", default="sin,cos,tan,log,rsqrt,floor_divide")
+    ap.add_argument("--warps", default="", help="e.g. 4,8: the ops below at each num_warps")
+    ap.add_argument("--ops", default="add,exp,sqrt,log,sin,cos,tan,rsqrt,floor_divide,erf")
     a = ap.parse_args(argv)
     n = 1 << a.log2n
     copy_ms = device_copy_ms(4 * n, a.reps)
@@ -100,22 +103,31 @@ def main(argv=None) -> int:
         run = lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name)
         ms = time_ms(run, a.reps)
         print(f"{name:>16}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
-    if nbx.backend_id().startswith("cuda"):
-        # the libdevice fallback's registers limit occupancy for the whole kernel; cap them
-        xs = {"floor_divide": [x, make_input(n, 1.5, 2.5)]}
-        for cap in (None, 64, 56, 48, 40):
-            launch_mod.CUDA_OPTIONS.clear()
-            if cap:
-                launch_mod.CUDA_OPTIONS["maxnreg"] = cap
-            for op in a.ops_nreg.split(","):
-                args = xs.get(op, [x])
+    if nbx.backend_id().startswith("cuda") and a.warps:
+        # fewer elements per thread (8 warps on a 1024-element tile: 4 each) halve the live float64
+        # registers; occupancy was the suspect for the cost of the fallback code being present
+        kernel = launch_mod.elementwise_kernel
+        inputs = {"floor_divide": [x, make_input(n, 1.5, 2.5)], "add": [x, make_input(n, 1.5, 2.5)]}
+        for warps in map(int, a.warps.split(",")):
+            launch_mod.elementwise_kernel = _WithOptions(kernel, num_warps=warps)
+            for op in a.ops.split(","):
+                args = inputs.get(op, [x])
                 fn = nbx.FUNCTIONS[op]
                 ms = time_ms(lambda: fn(*args), a.reps)
-                nbytes = 4 * n * (len(args) + 1)
-                print(f"maxnreg {str(cap):>4} {op:>12}: {ms:7.3f} ms  {nbytes / ms / 1e6 / (8 * n / copy_ms / 1e6):5.2f} of copy",
-                      flush=True)
-        launch_mod.CUDA_OPTIONS.clear()
+                ratio = 4 * n * (len(args) + 1) / ms / (8 * n / copy_ms)
+                print(f"num_warps {warps} {op:>12}: {ms:7.3f} ms  {ratio:5.2f} of copy", flush=True)
+        launch_mod.elementwise_kernel = kernel
     return 0
+
+
+class _WithOptions:
+    """kernel[grid](...) with extra launch options (bench only)."""
+    def __init__(self, kernel, **options):
+        self.kernel, self.options = kernel, options
+
+    def __getitem__(self, grid):
+        run = self.kernel[grid]
+        return lambda *args, **kw: run(*args, **kw, **self.options)
 
 
 if __name__ == "__main__":

@@ -159,10 +159,6 @@ def fault_flag() -> Tensor:
     return _FAULT_FLAG
 
 
-# extra compile options for every CUDA launch (bench/fast32_variants.py sweeps maxnreg through it)
-CUDA_OPTIONS: dict = {}
-
-
 def _pad(seq, fill=0):
     seq = list(seq)
     return tuple(seq + [fill] * (iterate.MAX_RANK - len(seq)))
@@ -185,7 +181,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     cts = [d.tl for d in compute] + [compute[0].tl] * (MAX_OPERANDS - len(compute))
     st = plan.strides + [plan.strides[1]] * (MAX_OPERANDS + 1 - len(plan.strides))
     sizes = _pad([plan.C] + plan.outer, fill=1)
-    extra = {"enable_reflect_ftz": False, **CUDA_OPTIONS} if backend.IS_CUDA else {}
+    extra = {"enable_reflect_ftz": False} if backend.IS_CUDA else {}
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         _run(n_tiles, out, xs, ps, flag, plan, sizes, st, body, fault, inputs, params, cts, block_r, block_c, extra)
     if fault is None:
