@@ -6,7 +6,9 @@ integer bit-building in place of F2F conversions was slower (log 0.67 vs 0.82, s
 was dropped; the rounding test as a per-element mask and a max cost log 0.14 (0.96 -> 0.82), which
 made fast32.any_hard. After it: log 0.87 (test without fallback code 0.92, no test 0.96), sin 0.81
 (0.87, 0.87), tan 0.74 (-, 0.81), rsqrt 0.94 (-, 0.98); capping registers (maxnreg 64/56/48/40) did
-not help any of them and took floor_divide from 0.80 to 0.58-0.17. Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10]
+not help any of them and took floor_divide from 0.80 to 0.58-0.17. num_warps (default 4): 8 was worse
+for every float64 body (log 0.78, sin 0.68); 2 lifted log to 0.90 and rsqrt to 0.94 but sank sin to
+0.54 and floor_divide to 0.43, so no single setting serves. Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10]
 """
 from __future__ import annotations
 

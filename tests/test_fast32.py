@@ -100,3 +100,31 @@ def test_hard_to_round_marks_the_window_around_each_float32_midpoint():
     _hard_kernel[(1,)](nbx.from_numpy(buf), out, N=n)
     want = list(cases.values()) * 2
     assert out.numpy()[:len(y)].tolist() == want
+
+
+@triton.jit
+def _any_hard_kernel(y_ptr, outside_ptr, out_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    hard = fast32.any_hard(tl.load(y_ptr + i), tl.load(outside_ptr + i) != 0, fast32.HARD_K)
+    tl.store(out_ptr + i, tl.full([N], 0, tl.int8) + hard.to(tl.int8))
+
+
+@pytest.mark.parametrize("where, outside, want", [
+    (None, None, 0),            # every element easy: the tile keeps the fast values
+    (17, None, 1),              # one element at a rounding midpoint
+    (None, 300, 1),             # one element outside the domain
+    (1023, 1023, 1),            # both on the last lane
+])
+def test_any_hard_is_one_flag_for_the_tile(where, outside, want):
+    rng = np.random.default_rng(11)
+    y = rng.uniform(1.0, 2.0, 1024)
+    bits = y.view(np.int64)
+    bits[:] = (bits & ~np.int64(0x1FFFFFFF)) | np.int64(0x08000000)   # a quarter ulp: easy everywhere
+    if where is not None:
+        bits[where] = (bits[where] & ~np.int64(0x1FFFFFFF)) | np.int64(0x10000000 + 3)
+    out_mask = np.zeros(1024, np.int8)
+    if outside is not None:
+        out_mask[outside] = 1
+    out = nbx.empty(1024, dtype="int8")
+    _any_hard_kernel[(1,)](nbx.from_numpy(bits.view(np.float64)), nbx.from_numpy(out_mask), out, N=1024)
+    assert set(out.numpy().tolist()) == {want}
