@@ -510,6 +510,19 @@ def test_alpha(op):
         assert nbx.add(t, t, alpha=1).numpy().tolist() == [True, False]
 
 
+@pytest.mark.parametrize("op", ["sub", "rsub"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
+def test_alpha_zero_keeps_signed_zeros(op, dt):
+    # a - 0*b with a = -0.0 is -0.0 (ATen, IEEE); a negation by 0 - alpha would give +0.0
+    a = np.array([-0.0, 0.0, -0.0, 0.0], dt)
+    b = np.array([1.0, 1.0, -1.0, -1.0], dt)
+    fn = getattr(nbx, op)
+    got = fn(nbx.from_numpy(a), nbx.from_numpy(b), alpha=0.0).numpy()
+    want = (b - dt(0.0) * a) if op == "rsub" else (a - dt(0.0) * b)
+    assert np.signbit(got).tolist() == np.signbit(want).tolist()
+    assert (got == want).all()
+
+
 def test_rsub_and_reflected_operators():
     x = f([1.0, 2.0, 3.0])
     assert nbx.rsub(x, 10.0).numpy().tolist() == [9.0, 8.0, 7.0]

@@ -27,8 +27,18 @@ def _sub(a, b):
 
 
 @triton.jit
+def _negated(alpha):
+    # Triton's unary minus is 0 - x, which makes -(+0.0) = +0.0: sub(-0.0, 1.0, alpha=0) came out +0.0
+    # (ATen: -0.0 - 0*1 = -0.0). alpha * -1 is an exact negation of every float, zeros included.
+    if alpha.dtype.is_floating():
+        return alpha * -1.0
+    else:
+        return -alpha
+
+
+@triton.jit
 def _sub_alpha(a, b, alpha):
-    return m.fma(-alpha, b, a)
+    return m.fma(_negated(alpha), b, a)
 
 
 @triton.jit
@@ -38,7 +48,7 @@ def _rsub(a, b):
 
 @triton.jit
 def _rsub_alpha(a, b, alpha):
-    return m.fma(-alpha, a, b)
+    return m.fma(_negated(alpha), a, b)
 
 
 @triton.jit
