@@ -50,16 +50,6 @@ def _rsqrt_ref(w):
 
 
 @triton.jit
-def _rsqrt_fast(x):
-    return fast32.rsqrt_fast(x)
-
-
-@triton.jit
-def _log_fast(x):
-    return fast32.log_fast(x)
-
-
-@triton.jit
 def _sin_fast(x):
     return fast32.sincos_fast(x, 0)
 
@@ -67,15 +57,6 @@ def _sin_fast(x):
 @triton.jit
 def _cos_fast(x):
     return fast32.sincos_fast(x, 1)
-
-
-@triton.jit
-def _tan_fast(x):
-    return fast32.tan_fast(x)
-
-
-FNS = {"log": (_log_fast, _log_ref), "sin": (_sin_fast, _sin_ref), "cos": (_cos_fast, _cos_ref),
-       "tan": (_tan_fast, _tan_ref), "rsqrt": (_rsqrt_fast, _rsqrt_ref)}
 
 
 @triton.jit

@@ -53,23 +53,28 @@ _TRIG_MAX_BITS = tl.constexpr(0x49000000)      # 2^19 as float32 bits
 
 
 @triton.jit
-def hard_to_round(y, K: tl.constexpr):
-    """True where float64 y might round to a float32 other than the exact value's (see above): its
-    low 29 mantissa bits within K of 2^28. Valid where y is zero or inside float32's normal range,
-    which each fast path guarantees on its domain (their docstrings say why)."""
+def _midpoint_key(y, K: tl.constexpr):
+    """(low29(y) - 2^28 + K) mod 2^29: <= 2K exactly where y's low 29 mantissa bits lie within K of
+    2^28, a float32 rounding midpoint."""
     low = y.to(tl.int64, bitcast=True).to(tl.int32)
-    return ((low + (K - 0x10000000)) & 0x1FFFFFFF) <= 2 * K
+    return (low + (K - 0x10000000)) & 0x1FFFFFFF
+
+
+@triton.jit
+def hard_to_round(y, K: tl.constexpr):
+    """True where float64 y might round to a float32 other than the exact value's (see above).
+    Valid where y is zero or inside float32's normal range, which each fast path guarantees on its
+    domain (their docstrings say why)."""
+    return _midpoint_key(y, K) <= 2 * K
 
 
 @triton.jit
 def any_hard(y, outside, K: tl.constexpr):
-    """hard_to_round or outside anywhere in the tile, in ~4 instructions per element: the key
-    (low29 - 2^28 + K) mod 2^29 is <= 2K exactly where y is hard, 0 where outside; one min over the
-    tile (a CTA-wide reduction, so the branch on it is uniform). The per-element form (a mask, then a
-    max) cost log 0.14 of copy bandwidth on the H200 (bench/fast32_variants.py, 2026-12-03)."""
-    low = y.to(tl.int64, bitcast=True).to(tl.int32)
-    key = tl.where(outside, 0, (low + (K - 0x10000000)) & 0x1FFFFFFF)
-    return tl.min(key) <= 2 * K
+    """hard_to_round or outside anywhere in the tile, in ~4 instructions per element: the key is 0
+    where outside; one min over the tile (a CTA-wide reduction, so the branch on it is uniform). The
+    per-element form (a mask, then a max) cost log 0.14 of copy bandwidth on the H200
+    (bench/fast32_variants.py, 2026-12-03)."""
+    return tl.min(tl.where(outside, 0, _midpoint_key(y, K))) <= 2 * K
 
 
 @triton.jit
@@ -147,7 +152,7 @@ def rsqrt_fast(x):
 # ---------------------------------------------------------------- sin, cos, tan
 @triton.jit
 def _reduce_pio2(x):
-    """x float32, |x| <= 2^19 -> (X, r, k): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
+    """x float32, |x| <= 2^19 -> (r, k): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
     k's low bits as int32 (the quadrant)."""
     X = x.to(tl.float64)      # F2F: integer bit-building instead measured slower (0.62 vs 0.77 of copy)
     t = X * _TWO_OVER_PI + _MAGIC
@@ -156,7 +161,7 @@ def _reduce_pio2(x):
     r = X - k * _PIO2_1
     r = r - k * _PIO2_2
     r = r - k * _PIO2_3
-    return X, r, quadrant
+    return r, quadrant
 
 
 @triton.jit
@@ -182,7 +187,7 @@ def _sin_cos(r):
 @triton.jit
 def sincos_fast(x, SHIFT: tl.constexpr):
     """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one)."""
-    X, r, quadrant = _reduce_pio2(x)
+    r, quadrant = _reduce_pio2(x)
     outside = _trig_outside(x)
     q = quadrant + SHIFT
     s, c = _sin_cos(r)
@@ -192,7 +197,7 @@ def sincos_fast(x, SHIFT: tl.constexpr):
 
 @triton.jit
 def tan_fast(x):
-    X, r, quadrant = _reduce_pio2(x)
+    r, quadrant = _reduce_pio2(x)
     outside = _trig_outside(x)
     s, c = _sin_cos(r)
     odd = (quadrant & 1) != 0                               # tan(r + pi/2) = -cos(r) / sin(r)
