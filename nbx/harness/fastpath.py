@@ -59,6 +59,10 @@ def _cos_fast(x):
     return fast32.sincos_fast(x, 1)
 
 
+FNS = {"log": (fast32.log_fast, _log_ref), "sin": (_sin_fast, _sin_ref), "cos": (_cos_fast, _cos_ref),
+       "tan": (fast32.tan_fast, _tan_ref), "rsqrt": (fast32.rsqrt_fast, _rsqrt_ref)}
+
+
 @triton.jit
 def _probe(err_out, hard_out, wrong_out, first_out, start, stride, FAST: tl.constexpr, REF: tl.constexpr,
            BLOCK: tl.constexpr):
