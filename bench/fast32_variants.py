@@ -108,28 +108,17 @@ def main(argv=None) -> int:
     if nbx.backend_id().startswith("cuda") and a.warps:
         # fewer elements per thread (8 warps on a 1024-element tile: 4 each) halve the live float64
         # registers; occupancy was the suspect for the cost of the fallback code being present
-        kernel = launch_mod.elementwise_kernel
         inputs = {"floor_divide": [x, make_input(n, 1.5, 2.5)], "add": [x, make_input(n, 1.5, 2.5)]}
         for warps in map(int, a.warps.split(",")):
-            launch_mod.elementwise_kernel = _WithOptions(kernel, num_warps=warps)
+            launch_mod.LAUNCH_OPTIONS = {"num_warps": warps}
             for op in a.ops.split(","):
                 args = inputs.get(op, [x])
                 fn = nbx.FUNCTIONS[op]
                 ms = time_ms(lambda: fn(*args), a.reps)
                 ratio = 4 * n * (len(args) + 1) / ms / (8 * n / copy_ms)
                 print(f"num_warps {warps} {op:>12}: {ms:7.3f} ms  {ratio:5.2f} of copy", flush=True)
-        launch_mod.elementwise_kernel = kernel
+        launch_mod.LAUNCH_OPTIONS = {}
     return 0
-
-
-class _WithOptions:
-    """kernel[grid](...) with extra launch options (bench only)."""
-    def __init__(self, kernel, **options):
-        self.kernel, self.options = kernel, options
-
-    def __getitem__(self, grid):
-        run = self.kernel[grid]
-        return lambda *args, **kw: run(*args, **kw, **self.options)
 
 
 if __name__ == "__main__":

@@ -25,22 +25,16 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=10)
     a = ap.parse_args(argv)
     ops = a.ops.split(",")
-    run = launch._run
     results = {}
     for block in (512, 1024, 2048):
         for warps in (2, 4, 8):
             launch._MAX_C = launch._TILE = block
-
-            def patched(*args, _w=warps):
-                args = list(args)
-                args[-1] = dict(args[-1], num_warps=_w)
-                return run(*args)
-            launch._run = patched
+            launch.LAUNCH_OPTIONS = {"num_warps": warps}
             print(f"--- BLOCK {block}, num_warps {warps}")
             res = elementwise.bench_ops(1 << a.log2n, ops, a.reps)
             for r in res["rows"]:
                 results.setdefault(r["case"], {})[(block, warps)] = r["ratio"]
-    launch._run = run
+    launch.LAUNCH_OPTIONS = {}
     print("\nratio to copy; columns BLOCK/num_warps")
     keys = sorted({k for v in results.values() for k in v})
     print(f"{'case':>30} " + " ".join(f"{b}/{w:<5}" for b, w in keys))

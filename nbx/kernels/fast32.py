@@ -36,12 +36,15 @@ _MAGIC = tl.constexpr(6755399441055744.0)      # 1.5 * 2^52: y + MAGIC - MAGIC r
 # log(1+f) = 2s + s z Q(z), s = f/(2+f), z = s^2 <= 0.02944: weighted error 2^-52.2
 LOG_Q = tl.constexpr((0.6666666666658715, 0.4000000005230436, 0.28571417124529214, 0.22223372075668854,
                        0.18123629358833077, 0.1681998640466705))
-# sin(r) = r + r z S(z), |r| <= pi/4: 2^-57.3; cos(r) = 1 + z C(z): 2^-53.5 (both six coefficients,
-# so one Horner loop serves either with its coefficients selected per element)
+# sin(r) = r + r z S(z), |r| <= pi/4: 2^-57.3
 SIN_S = tl.constexpr((-0.16666666666666632, 0.008333333333322418, -0.00019841269829811947,
                        2.7557313693443065e-06, -2.5050758366392856e-08, 1.5896810857168664e-10))
-COS_C = tl.constexpr((-0.4999999999999941, 0.041666666666487745, -0.0013888888870583567,
-                       2.4801578646517917e-05, -2.7555241961462033e-07, 2.063061017480243e-09))
+# tan(r) = r P(z) / Q(z), |r| <= pi/4: Lambert's continued fraction at depth 9 (exact rationals,
+# rounded), 2^-60.0. P and Q lie in [0.91, 1] and [0.72, 1]: their Horner sums do not cancel
+TAN_P = tl.constexpr((1.0, -0.13725490196078433, 0.00392156862745098, -2.8729440494146376e-05,
+                      2.901963686277412e-08))
+TAN_Q = tl.constexpr((1.0, -0.47058823529411764, 0.027450980392156862, -0.00040221216691804925,
+                      1.3058836588248353e-06))
 _LN2 = tl.constexpr(0.6931471805599453)
 _TWO_OVER_PI = tl.constexpr(0.6366197723675814)
 # pi/2 = C1 + C2 + C3: C1 and C2 have 33 significant bits, so k * C1 and k * C2 are exact for
@@ -114,6 +117,11 @@ def _divide(n, d):
 
 
 @triton.jit
+def _horner5(z, c0, c1, c2, c3, c4):
+    return c0 + z * (c1 + z * (c2 + z * (c3 + z * c4)))
+
+
+@triton.jit
 def _horner6(z, c0, c1, c2, c3, c4, c5):
     return c0 + z * (c1 + z * (c2 + z * (c3 + z * (c4 + z * c5))))
 
@@ -173,35 +181,37 @@ def _trig_outside(x):
 
 
 @triton.jit
-def _sin_cos(r):
-    """(sin r, cos r) for |r| <= pi/4. Both polynomials cost fewer issue slots than one over
-    per-element selected coefficients (12 FSEL and their constant moves per element, counted in the
-    sm_90 SASS)."""
-    z = r * r
-    # r * (1 + z S), not r + r z S: for r = -0 the sum would be -0 + +0 = +0 (sin(-0) is -0)
-    s = r * (1.0 + z * _horner6(z, SIN_S[0], SIN_S[1], SIN_S[2], SIN_S[3], SIN_S[4], SIN_S[5]))
-    c = 1.0 + z * _horner6(z, COS_C[0], COS_C[1], COS_C[2], COS_C[3], COS_C[4], COS_C[5])
-    return s, c
-
-
-@triton.jit
 def sincos_fast(x, SHIFT: tl.constexpr):
-    """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one)."""
+    """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one).
+
+    One polynomial per element: where the quadrant asks for cos r, it is 1 - 2 sin^2(r/2), with
+    sin(r/2) from the same polynomial (r/2 is exact). 2 sin^2(r/2) <= 0.293 against cos r >= 0.707,
+    so sin's relative error d reaches cos r as 0.83 d, plus the final fma's 2^-53. Both polynomials
+    (the previous form, which tan keeps) cost 8 more float64 operations per element."""
     r, quadrant = _reduce_pio2(x)
     outside = _trig_outside(x)
     q = quadrant + SHIFT
-    s, c = _sin_cos(r)
-    y = _flip_sign(tl.where((q & 1) != 0, c, s), (q & 2) != 0)
-    return y, outside
+    odd = (q & 1) != 0
+    u = tl.where(odd, r * 0.5, r)
+    z = u * u
+    # u * (1 + z S), not u + u z S: for u = -0 the sum would be -0 + +0 = +0 (sin(-0) is -0)
+    s = u * (1.0 + z * _horner6(z, SIN_S[0], SIN_S[1], SIN_S[2], SIN_S[3], SIN_S[4], SIN_S[5]))
+    y = tl.where(odd, tl.fma(-2.0 * s, s, 1.0), s)
+    return _flip_sign(y, (q & 2) != 0), outside
 
 
 @triton.jit
 def tan_fast(x):
+    """tan r = r P / Q, and -Q / (r P) in odd quadrants (tan(r + pi/2) = -cot r): one quotient of two
+    degree-4 polynomials in z, where sin and cos polynomials and their quotient cost 8 more float64
+    operations per element."""
     r, quadrant = _reduce_pio2(x)
     outside = _trig_outside(x)
-    s, c = _sin_cos(r)
-    odd = (quadrant & 1) != 0                               # tan(r + pi/2) = -cos(r) / sin(r)
-    y = _divide(tl.where(odd, -c, s), tl.where(odd, s, c))
+    z = r * r
+    p = r * _horner5(z, TAN_P[0], TAN_P[1], TAN_P[2], TAN_P[3], TAN_P[4])    # r = -0: p = -0
+    q = _horner5(z, TAN_Q[0], TAN_Q[1], TAN_Q[2], TAN_Q[3], TAN_Q[4])        # >= 0.72
+    odd = (quadrant & 1) != 0
+    y = _divide(tl.where(odd, -q, p), tl.where(odd, p, q))
     return y, outside
 
 

@@ -57,7 +57,7 @@ def log_q(z):
     return (2 * mp.atanh(s) - 2 * s) / (s * z)
 
 
-# sin(r) = r + r z S(z), cos(r) = 1 + z C(z), z = r^2, |r| <= pi/4 (+ rounding of the quadrant)
+# sin(r) = r + r z S(z), z = r^2, |r| <= pi/4 (+ rounding of the quadrant)
 TRIG_Z = (mp.pi / 4) ** 2 * mp.mpf("1.0001")
 
 
@@ -68,18 +68,35 @@ def sin_s(z):
     return (mp.sin(r) - r) / (r * z)
 
 
-def cos_c(z):
-    if z < mp.mpf("1e-30"):
-        return -mp.mpf(1) / 2
-    return (mp.cos(mp.sqrt(z)) - 1) / z
-
-
 TABLES = {
     # name: (g, weight (error of the final result per unit error of P), lo, hi, degree)
     "LOG_Q": (log_q, lambda z: z / 2, 0, LOG_Z, 5),
     "SIN_S": (sin_s, lambda z: z, 0, TRIG_Z, 5),
-    "COS_C": (cos_c, lambda z: z / mp.cos(mp.sqrt(z)), 0, TRIG_Z, 6),
 }
+
+
+def lambert(depth):
+    """tan r = r P(z) / Q(z), z = r^2: the convergent of Lambert's continued fraction
+    tan r = r / (1 - z / (3 - z / (5 - ... - z / (2 depth - 1)))), as exact coefficient lists with
+    P(0) = Q(0) = 1. Depth 9 gives 5 + 5 coefficients."""
+    num, den = [mp.mpf(2 * depth - 1)], [mp.mpf(1)]         # the innermost level, num / den
+    for k in range(depth - 1, 0, -1):                        # level k: (2k - 1) - z den / num
+        new = [(2 * k - 1) * c for c in num] + [mp.mpf(0)] * (len(den) + 1 - len(num))
+        for i, c in enumerate(den):
+            new[i + 1] -= c
+        num, den = new, num
+    return [c / num[0] for c in den], [c / num[0] for c in num]
+
+
+def lambert_error(depth, samples=4000):
+    """max |r P/Q / tan r - 1| on (0, pi/4 (1 + 2^-30)]."""
+    p, q = lambert(depth)
+    worst = 0
+    for i in range(1, samples + 1):
+        r = mp.pi / 4 * (1 + mp.mpf(2) ** -30) * i / samples
+        t = r * mp.polyval(list(reversed(p)), r * r) / mp.polyval(list(reversed(q)), r * r)
+        worst = max(worst, abs(t / mp.tan(r) - 1))
+    return worst
 
 
 def main():
@@ -91,6 +108,12 @@ def main():
         err = max_error(coef, g, w, mp.mpf(lo), hi)
         print(f"# {name}: degree {deg}, max weighted error {err:.3e} (2^{mp.log(err, 2):.1f})")
         print(f"{name} = ({', '.join(repr(c) for c in coef)})")
+    depth = int(degrees.get("TAN", 9))
+    p, q = lambert(depth)
+    err = lambert_error(depth)
+    print(f"# TAN_P / TAN_Q: Lambert depth {depth}, max relative error {float(err):.3e} (2^{mp.log(err, 2):.1f})")
+    print(f"TAN_P = ({', '.join(repr(float(c)) for c in p)})")
+    print(f"TAN_Q = ({', '.join(repr(float(c)) for c in q)})")
 
 
 if __name__ == "__main__":

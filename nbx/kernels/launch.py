@@ -16,7 +16,7 @@ import triton.language as tl
 from .. import backend
 from ..tensor import Tensor, empty
 from . import iterate
-from .math import cast, load_as
+from .math import DEFERRED, cast, load_as
 
 MAX_OPERANDS = 3
 MAX_PARAMS = 3
@@ -55,11 +55,24 @@ def _apply(BODY: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0
 
 
 @triton.jit
-def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, s1, s2,
+def _load_operands(x0, x1, x2, r0, r1, r2, cols, s0, s1, s2, mask, N_IN: tl.constexpr,
+                   CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr):
+    a = load_as(tl.load(x0 + (r0[:, None] + cols[None, :] * s0[0]), mask=mask), CT0)
+    b = a
+    c = a
+    if N_IN > 1:
+        b = load_as(tl.load(x1 + (r1[:, None] + cols[None, :] * s1[0]), mask=mask), CT1)
+    if N_IN > 2:
+        c = load_as(tl.load(x2 + (r2[:, None] + cols[None, :] * s2[0]), mask=mask), CT2)
+    return a, b, c
+
+
+@triton.jit
+def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, s1, s2, n_pieces,
                        BODY: tl.constexpr, FAULT: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr,
                        CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                        NDIM: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
-                       INDEX64: tl.constexpr):
+                       INDEX64: tl.constexpr, EXACT: tl.constexpr, PIECE_C: tl.constexpr):
     pid = tl.program_id(0)
     if INDEX64:
         pid = pid.to(tl.int64)
@@ -85,13 +98,7 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
             r1 += idx * s1[k]
         if N_IN > 2:
             r2 += idx * s2[k]
-    a = load_as(tl.load(x0 + (r0[:, None] + cols[None, :] * s0[0]), mask=mask), CT0)
-    b = a
-    c = a
-    if N_IN > 1:
-        b = load_as(tl.load(x1 + (r1[:, None] + cols[None, :] * s1[0]), mask=mask), CT1)
-    if N_IN > 2:
-        c = load_as(tl.load(x2 + (r2[:, None] + cols[None, :] * s2[0]), mask=mask), CT2)
+    a, b, c = _load_operands(x0, x1, x2, r0, r1, r2, cols, s0, s1, s2, mask, N_IN, CT0, CT1, CT2)
     q0 = 0
     q1 = 0
     q2 = 0
@@ -101,8 +108,28 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
         q1 = tl.load(p1)
     if NP > 2:
         q2 = tl.load(p2)
-    res = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
-    tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
+    if EXACT is None:
+        res = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
+        tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
+    else:
+        # a deferred body (see Deferred below): the fast value and one flag for the tile. The pieces
+        # reload their inputs, so nothing of this tile is stored before (out= may alias an input)
+        res, hard = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
+        if not hard:
+            tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
+        else:
+            row_mask = rows < R
+            col0 = (pid % n_col_tiles) * BLOCK_C
+            # a loop with a runtime trip count, so it is not unrolled: one piece's registers at a
+            # time (`while`: the interpreter cannot take a runtime bound in range() under numpy 2.4)
+            j = 0
+            while j < n_pieces:
+                pc = col0 + j * PIECE_C + tl.arange(0, PIECE_C)
+                pm = row_mask[:, None] & (pc < C)[None, :]
+                pa, pb, pcc = _load_operands(x0, x1, x2, r0, r1, r2, pc, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
+                pres = _apply(EXACT, N_IN, NP, pa, pb, pcc, q0, q1, q2)
+                tl.store(out + (ro[:, None] + pc[None, :] * so[0]), cast(pres, OUT_T), mask=pm)
+                j += 1
     if FAULT is not None:
         hit = FAULT(a, b, c) & mask
         tl.store(fault + (rows[:, None] * 0 + cols[None, :] * 0), tl.full(hit.shape, 1, tl.int32), mask=hit)
@@ -148,6 +175,31 @@ def _ndim_class(plan: iterate.Plan) -> int:
     return nd if nd <= 2 else iterate.MAX_RANK
 
 
+# ---------------------------------------------------------------- deferred exact paths
+# A float32 body with a fast path (kernels/fast32.py) runs as the pair math.defer registered: FAST
+# returns (value, one flag for the tile), EXACT is the correctly rounded path. The kernel calls EXACT only for a flagged tile,
+# in pieces of PIECE elements reloaded from memory, one loop iteration at a time. Inline (math.py's
+# fast_or_exact: the exact path on the whole tile under the same branch) the exact code set the
+# kernel's register count for every tile: sin 47 -> 72 registers, and 0.87 -> 0.82 of copy on the
+# H200 (bench/fast32_variants.py, 2026-12-03).
+PIECE = 128 if backend.IS_CUDA else _TILE      # one element per thread of 4 warps; the interpreter: whole tiles
+
+
+def _deferred(body, compute):
+    if all(d.name == "float32" for d in compute):
+        return DEFERRED.get(body)   # math.defer
+    return None
+
+
+def _pieces(block_r: int, block_c: int) -> tuple[int, int]:
+    """(piece columns, pieces per tile): pieces span the tile's rows and split its columns."""
+    piece_c = min(block_c, max(1, PIECE // block_r))
+    return piece_c, block_c // piece_c
+
+
+# extra Triton launch options (num_warps, ...) for the benchmarks' sweeps; empty in use
+LAUNCH_OPTIONS: dict = {}
+
 _FAULT_FLAG: Tensor | None = None
 _ZERO = _np.zeros(1, dtype=_np.int32)
 
@@ -181,20 +233,19 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     cts = [d.tl for d in compute] + [compute[0].tl] * (MAX_OPERANDS - len(compute))
     st = plan.strides + [plan.strides[1]] * (MAX_OPERANDS + 1 - len(plan.strides))
     sizes = _pad([plan.C] + plan.outer, fill=1)
-    extra = {"enable_reflect_ftz": False} if backend.IS_CUDA else {}
+    extra = dict({"enable_reflect_ftz": False}, **LAUNCH_OPTIONS) if backend.IS_CUDA else {}
+    pair = _deferred(body, compute)
+    exact, (piece_c, n_pieces) = None, (1, 1)
+    if pair is not None:
+        (body, exact), (piece_c, n_pieces) = pair, _pieces(block_r, block_c)
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
-        _run(n_tiles, out, xs, ps, flag, plan, sizes, st, body, fault, inputs, params, cts, block_r, block_c, extra)
+        elementwise_kernel[(n_tiles,)](
+            out, xs[0], xs[1], xs[2], ps[0], ps[1], ps[2], flag, plan.rows, plan.C, sizes,
+            _pad(st[0]), _pad(st[1]), _pad(st[2]), _pad(st[3]), n_pieces,
+            BODY=body, FAULT=fault, N_IN=len(inputs), NP=len(params),
+            CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
+            NDIM=_ndim_class(plan), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
+            EXACT=exact, PIECE_C=piece_c, **extra)
     if fault is None:
         return False
     return bool(flag._storage.read(0, 4).view("int32")[0])
-
-
-def _run(n_tiles, out, xs, ps, flag, plan, sizes, st, body, fault, inputs, params, cts, block_r, block_c, extra):
-    elementwise_kernel[(n_tiles,)](
-        out, xs[0], xs[1], xs[2], ps[0], ps[1], ps[2], flag, plan.rows, plan.C, sizes,
-        _pad(st[0]), _pad(st[1]), _pad(st[2]), _pad(st[3]),
-        BODY=body, FAULT=fault, N_IN=len(inputs), NP=len(params),
-        CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
-        NDIM=_ndim_class(plan), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
-        **extra)
-

@@ -144,15 +144,63 @@ def fma(a, b, c):
 
 
 # ---------------------------------------------------------------- transcendentals (float32 via float64)
+# body -> (fast, exact): the launcher runs `fast` (value, one flag per tile) and `exact` only on the
+# tiles it flags (launch.py: deferred exact paths). Bodies called inside other bodies stay inline.
+DEFERRED: dict = {}
+
+
+def defer(body, fast, exact):
+    """Register body's float32 split; returns body."""
+    DEFERRED[body] = (fast, exact)
+    return body
+
+
 @triton.jit
 def fast_or_exact(y, outside, x, EXACT: tl.constexpr):
     """float32 from a fast float64 value y, or EXACT(x) for the whole tile where any element is
     outside the fast path's domain or hard to round (fast32.py). log, sin, cos, tan ran at 0.57-0.68
-    of copy on libdevice alone."""
+    of copy on libdevice alone. The inline form, for bodies inside other bodies; launches of the op
+    itself take the deferred form (`rounded`)."""
     r = y.to(tl.float32)
     if fast32.any_hard(y, outside, fast32.HARD_K):
         r = EXACT(x)
     return r
+
+
+@triton.jit
+def rounded(y, outside):
+    """The deferred form: the float32 value and the tile's flag (fast32.any_hard)."""
+    return y.to(tl.float32), fast32.any_hard(y, outside, fast32.HARD_K)
+
+
+@triton.jit
+def _log_fast(x):
+    y, outside = fast32.log_fast(x)
+    return rounded(y, outside)
+
+
+@triton.jit
+def _sin_fast(x):
+    y, outside = fast32.sincos_fast(x, 0)
+    return rounded(y, outside)
+
+
+@triton.jit
+def _cos_fast(x):
+    y, outside = fast32.sincos_fast(x, 1)
+    return rounded(y, outside)
+
+
+@triton.jit
+def _tan_fast(x):
+    y, outside = fast32.tan_fast(x)
+    return rounded(y, outside)
+
+
+@triton.jit
+def _rsqrt_fast(x):
+    y, outside = fast32.rsqrt_fast(x)
+    return rounded(y, outside)
 
 
 @triton.jit
@@ -464,3 +512,8 @@ def sigmoid_stable(x):
     x << 0 the result e/(1+e) keeps its relative accuracy down to the underflow."""
     e = exp(-tl.abs(x))
     return tl.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+for _body, _fast, _exact in [(log, _log_fast, _log_wide), (sin, _sin_fast, _sin_wide), (cos, _cos_fast, _cos_wide),
+                             (tan, _tan_fast, _tan_wide), (rsqrt, _rsqrt_fast, _rsqrt_wide)]:
+    defer(_body, _fast, _exact)

@@ -166,6 +166,36 @@ def _float_floor_divide(a, b):
 
 
 @triton.jit
+def _quotient_fast(a, b, TRUNC: tl.constexpr):
+    q, outside = fast32.divide_integral_fast(a, b, TRUNC)
+    return q.to(tl.float32), fast32.any_set(outside)
+
+
+@triton.jit
+def _div_trunc_fast(a, b):
+    return _quotient_fast(a, b, True)
+
+
+@triton.jit
+def _floor_divide_fast(a, b):
+    return _quotient_fast(a, b, False)
+
+
+@triton.jit
+def _div_trunc_exact(a, b):
+    return _via_fmod(a, b, _float_div_trunc_impl)
+
+
+@triton.jit
+def _floor_divide_exact(a, b):
+    return _via_fmod(a, b, _float_floor_divide_impl)
+
+
+m.defer(_float_div_trunc, _div_trunc_fast, _div_trunc_exact)
+m.defer(_float_floor_divide, _floor_divide_fast, _floor_divide_exact)
+
+
+@triton.jit
 def _float_remainder(a, b):
     return _via_fmod(a, b, _float_remainder_impl)
 

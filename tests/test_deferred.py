@@ -1,0 +1,109 @@
+"""The launcher's deferred exact paths (launch.py): a float32 op with a fast path runs its fast body
+over every tile and its exact body, in pieces reloaded from memory, only over flagged tiles.
+
+Each test compares a deferred launch against the exact body launched on every element: the results
+must be the same bit for bit, whatever the piece size, the layout, or aliasing of out= and input.
+On the GPU a piece is 128 elements; here the pieces are set small so the loop runs many times.
+"""
+import numpy as np
+import pytest
+
+import nbx
+from nbx.kernels import launch, math as m
+
+UNARY = {"log": m.log, "sin": m.sin, "cos": m.cos, "tan": m.tan, "rsqrt": m.rsqrt}
+
+
+def _hard_input(n, seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(n) * 20).astype(np.float32)
+    x[::1777] = np.nan                                      # a flag in every ~2 pieces of 1024
+    x[3::2503] = 3.0e7                                      # trig outside the fast domain
+    x[7::3001] = -0.0
+    return x
+
+
+def _exact(op, x: nbx.Tensor) -> np.ndarray:
+    """The exact body alone over every element (the deferral's reference)."""
+    fast, exact = m.DEFERRED[UNARY[op]]
+    out = nbx.empty(x.shape, dtype="float32")
+    launch.launch(exact, out, [x], [], compute=[nbx.float32], op=op)
+    return out.numpy()
+
+
+def _bits(a):
+    return np.ascontiguousarray(a).view(np.uint32)
+
+
+@pytest.fixture(params=[launch.PIECE, 2048], ids=lambda p: f"piece{p}")
+def piece(request, monkeypatch):
+    monkeypatch.setattr(launch, "PIECE", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_deferred_equals_the_exact_body(op, piece):
+    x = nbx.from_numpy(_hard_input(40000))
+    np.testing.assert_array_equal(_bits(getattr(nbx, op)(x).numpy()), _bits(_exact(op, x)))
+
+
+@pytest.mark.parametrize("op", ["sin", "log"])
+def test_deferred_on_a_strided_2d_view(op, piece):
+    # a transposed view: 2-D tiles, so a piece spans the tile's rows
+    base = _hard_input(300 * 257, seed=1).reshape(300, 257)
+    x = nbx.from_numpy(base).transpose(0, 1)
+    got = getattr(nbx, op)(x).numpy()
+    want = _exact(op, nbx.from_numpy(np.ascontiguousarray(base.T)))
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("op", ["sin", "tan"])
+def test_deferred_with_out_aliasing_the_input(op, piece):
+    # the fallback reloads its inputs: nothing of a flagged tile may be stored before it
+    host = _hard_input(20000, seed=2)
+    want = _exact(op, nbx.from_numpy(host))
+    x = nbx.from_numpy(host)
+    r = getattr(nbx, op)(x, out=x)
+    assert r is x
+    np.testing.assert_array_equal(_bits(x.numpy()), _bits(want))
+
+
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+def test_deferred_integral_division(mode, piece):
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal(30000) * 1e3).astype(np.float32)
+    b = rng.standard_normal(30000).astype(np.float32)
+    b[::997] = 0.0                                          # outside the fast range: flagged tiles
+    a[5::1511] = 3.0e38
+    A, B = nbx.from_numpy(a), nbx.from_numpy(b)
+    if mode is None:
+        got = nbx.floor_divide(A, B).numpy()
+        mode = "floor"
+    else:
+        got = nbx.div(A, B, rounding_mode=mode).numpy()
+    from nbx.ops import arithmetic
+    exact = arithmetic._floor_divide_exact if mode == "floor" else arithmetic._div_trunc_exact
+    out = nbx.empty(a.shape, dtype="float32")
+    launch.launch(exact, out, [A, B], [], compute=[nbx.float32, nbx.float32], op="floor_divide")
+    np.testing.assert_array_equal(_bits(got), _bits(out.numpy()))
+
+
+def test_pieces_cover_the_tile():
+    for block_r, block_c in [(1, 1024), (32, 32), (4, 256), (1, 65536), (256, 4)]:
+        piece_c, n = launch._pieces(block_r, block_c)
+        assert piece_c * n == block_c and block_c % piece_c == 0
+        assert block_r * piece_c <= max(launch.PIECE, block_r)
+
+
+def test_only_float32_launches_defer():
+    assert launch._deferred(m.sin, [nbx.float32]) == m.DEFERRED[m.sin]
+    assert launch._deferred(m.sin, [nbx.float64]) is None
+    assert launch._deferred(m.exp, [nbx.float32]) is None
+
+
+@pytest.mark.parametrize("op", ["sin", "rsqrt"])
+def test_many_small_pieces(op, monkeypatch):
+    # 2000 elements: one tile of 2048 columns in 64 pieces of 32, the last one partly masked
+    monkeypatch.setattr(launch, "PIECE", 32)
+    x = nbx.from_numpy(_hard_input(2000, seed=5))
+    np.testing.assert_array_equal(_bits(getattr(nbx, op)(x).numpy()), _bits(_exact(op, x)))
