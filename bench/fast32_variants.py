@@ -74,6 +74,12 @@ def tan_nofb(x):
 
 
 @triton.jit
+def tan_test(x):
+    y, o = fast32.tan_fast(x)
+    return _test_only(y, o)
+
+
+@triton.jit
 def rsqrt_nofb(x):
     y, o = fast32.rsqrt_fast(x)
     return y.to(tl.float32)
@@ -82,7 +88,7 @@ def rsqrt_nofb(x):
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log, "log_nofb": log_nofb, "log_test": log_test,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test,
-            "tan": m.tan, "tan_nofb": tan_nofb, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb}
+            "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb}
 
 
 def main(argv=None) -> int:
@@ -118,7 +124,26 @@ def main(argv=None) -> int:
                 ratio = 4 * n * (len(args) + 1) / ms / (8 * n / copy_ms)
                 print(f"num_warps {warps} {op:>12}: {ms:7.3f} ms  {ratio:5.2f} of copy", flush=True)
         launch_mod.LAUNCH_OPTIONS = {}
+    print_registers()
     return 0
+
+
+def print_registers():
+    """Registers and spills of every element-wise kernel this process compiled (GPU only)."""
+    try:
+        caches = launch_mod.elementwise_kernel.device_caches
+    except AttributeError:
+        return
+    for dev in caches.values():
+        for k in dev[0].values():
+            names = sorted({f"{name}={v.__name__}" for name, v in _constants(k).items()
+                            if name in ("BODY", "EXACT") and hasattr(v, "__name__")})
+            print(f"  registers {getattr(k, 'n_regs', '?'):>4}  spills {getattr(k, 'n_spills', '?'):>3}  {' '.join(names)}")
+
+
+def _constants(k):
+    names = k.src.fn.arg_names
+    return {names[i[0]] if isinstance(i, tuple) else i: v for i, v in k.src.constants.items()}
 
 
 if __name__ == "__main__":

@@ -42,6 +42,12 @@ def _rcp64h(x):
     return (r.view(np.int64) & ~np.int64(0xFFFFFFFF)).view(np.float64).astype(x.dtype)
 
 
+def _cbrt(x):
+    """cbrtl, rounded once: numpy's AVX2 cbrt (X86_V3 dispatch) is not correctly rounded in float64
+    (cbrt(27) = 3.0000000000000004 on this project's CPU machine, 2026-12-03)."""
+    return np.cbrt(x.astype(np.longdouble)).astype(x.dtype)
+
+
 def _signbit(x):
     return np.signbit(x).astype(np.int32)
 
@@ -53,7 +59,7 @@ SYMBOLS = {
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
     "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
-    "sqrt": np.sqrt, "rsqrt": _rsqrt, "cbrt": np.cbrt,
+    "sqrt": np.sqrt, "rsqrt": _rsqrt, "cbrt": _cbrt,
     "erf": _elementwise(math.erf), "erfc": _elementwise(math.erfc),
     "atan2": np.arctan2, "hypot": np.hypot, "pow": np.power, "fmod": np.fmod,
     "rint": np.rint, "nearbyint": np.rint, "trunc": np.trunc, "floor": np.floor, "ceil": np.ceil,
