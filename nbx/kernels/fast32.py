@@ -72,12 +72,18 @@ def hard_to_round(y, K: tl.constexpr):
 
 
 @triton.jit
-def any_hard(y, outside, K: tl.constexpr):
-    """hard_to_round or outside anywhere in the tile, in ~4 instructions per element: the key is 0
-    where outside; one min over the tile (a CTA-wide reduction, so the branch on it is uniform). The
-    per-element form (a mask, then a max) cost log 0.14 of copy bandwidth on the H200
+def hard_key(y, outside, K: tl.constexpr):
+    """Per element: < 0 exactly where hard_to_round or outside (-1 there), in ~4 instructions. A tile
+    needs the exact path iff its minimum key is < 0 (one CTA-wide min, so a branch on it is uniform).
+    The per-element form (a mask, then a max) cost log 0.14 of copy bandwidth on the H200
     (bench/fast32_variants.py, 2026-12-03)."""
-    return tl.min(tl.where(outside, 0, _midpoint_key(y, K))) <= 2 * K
+    return tl.where(outside, -1, _midpoint_key(y, K) - (2 * K + 1))
+
+
+@triton.jit
+def any_hard(y, outside, K: tl.constexpr):
+    """hard_to_round or outside anywhere in the tile."""
+    return tl.min(hard_key(y, outside, K)) < 0
 
 
 @triton.jit

@@ -144,8 +144,8 @@ def fma(a, b, c):
 
 
 # ---------------------------------------------------------------- transcendentals (float32 via float64)
-# body -> (fast, exact): the launcher runs `fast` (value, one flag per tile) and `exact` only on the
-# tiles it flags (launch.py: deferred exact paths). Bodies called inside other bodies stay inline.
+# body -> (fast, exact): the launcher runs `fast` (value, int32 keys < 0 where the exact path is
+# needed) and `exact` only on the tiles with a negative key (launch.py: deferred exact paths). Bodies called inside other bodies stay inline.
 DEFERRED: dict = {}
 
 
@@ -169,8 +169,9 @@ def fast_or_exact(y, outside, x, EXACT: tl.constexpr):
 
 @triton.jit
 def rounded(y, outside):
-    """The deferred form: the float32 value and the tile's flag (fast32.any_hard)."""
-    return y.to(tl.float32), fast32.any_hard(y, outside, fast32.HARD_K)
+    """The deferred form: the float32 value and per-element keys, < 0 where the exact path is needed
+    (fast32.hard_key); the launcher reduces them over the tile after storing the values."""
+    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
 
 
 @triton.jit

@@ -168,7 +168,7 @@ def _float_floor_divide(a, b):
 @triton.jit
 def _quotient_fast(a, b, TRUNC: tl.constexpr):
     q, outside = fast32.divide_integral_fast(a, b, TRUNC)
-    return q.to(tl.float32), fast32.any_set(outside)
+    return q.to(tl.float32), tl.where(outside, -1, 0)
 
 
 @triton.jit
