@@ -16,10 +16,12 @@ i.e. within K = E * 2^53 = 128 float64 ulps. y rounds wrongly only if a float32 
     |low29(y) - 2^28| <= K   or   x is outside the fast path's domain (NaN, inf, huge trig
                                   arguments, log or rsqrt of x <= 0 ...)
 (each domain keeps y at zero or inside float32's normal range, where that test is the whole story).
-A tile with any hard element is recomputed whole by the libdevice float64 path (a branch on a
-min over the tile, uniform for the CTA). A random element is hard with probability 2K/2^29 = 2^-21,
-so a 1024-element tile falls back ~1 time in 2000; the result is the libdevice path's bit for bit
-wherever the fast value is not provably the same.
+A tile with any hard element is recomputed whole by the libdevice float64 path: the launcher
+stores the fast values, takes one min over the tile's keys (hard_key; a CTA-wide reduction, so the
+branch on it is uniform) and runs the exact body over a flagged tile in pieces of 128 elements
+(launch.py, deferred exact paths; math.defer names each pair). A random element is hard with
+probability 2K/2^29 = 2^-21, so a 1024-element tile falls back ~1 time in 2000; the result is the
+libdevice path's bit for bit wherever the fast value is not provably the same.
 
 The interpreter runs the same code with numpy (fma unfused: the reductions below use exact products
 so fused and unfused agree; the polynomial errors stay far below E either way).
