@@ -22,6 +22,7 @@ from nbx.kernels.launch import launch
 
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import libdevice
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from elementwise import device_copy_ms, make_input, time_ms  # noqa: E402
@@ -85,8 +86,31 @@ def rsqrt_nofb(x):
     return y.to(tl.float32)
 
 
+@triton.jit
+def _divide_unary_minus(n, d):
+    # fast32._divide as of f364146: negations by Triton's unary minus (0 - v)
+    r = libdevice.rcp64h(d)
+    r = tl.fma(r, tl.fma(-d, r, 1.0), r)
+    q = n * r
+    return tl.fma(-r, tl.fma(q, d, -n), q)
+
+
+@triton.jit
+def log_um(x):
+    """log_nofb with _divide_unary_minus: A/B of the negation form in one run."""
+    bits = x.to(tl.int32, bitcast=True)
+    e = (bits - 0x3F3504F3) >> 23
+    f = ((bits - (e << 23)).to(tl.float32, bitcast=True) - 1.0).to(tl.float64)
+    s = _divide_unary_minus(f, f + 2.0)
+    z = s * s
+    q = fast32._horner6(z, fast32.LOG_Q[0], fast32.LOG_Q[1], fast32.LOG_Q[2], fast32.LOG_Q[3], fast32.LOG_Q[4],
+                        fast32.LOG_Q[5])
+    ef = ((e.to(tl.int64) + 0x4338000000000000).to(tl.float64, bitcast=True)) - fast32._MAGIC
+    return (ef * fast32._LN2 + ((s * z) * q + 2.0 * s)).to(tl.float32)
+
+
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
-            "log": m.log, "log_nofb": log_nofb, "log_test": log_test,
+            "log": m.log, "log_nofb": log_nofb, "log_um": log_um, "log_test": log_test,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb}
 
@@ -96,6 +120,7 @@ def main(argv=None) -> int:
     ap.add_argument("--log2n", type=int, default=28)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
+    ap.add_argument("--store-after", action="store_true", help="also the deferred bodies with STORE_FIRST off")
     ap.add_argument("--warps", default="", help="e.g. 4,8: the ops below at each num_warps")
     ap.add_argument("--ops", default="add,exp,sqrt,log,sin,cos,tan,rsqrt,floor_divide,erf")
     a = ap.parse_args(argv)
@@ -124,6 +149,14 @@ def main(argv=None) -> int:
                 ratio = 4 * n * (len(args) + 1) / ms / (8 * n / copy_ms)
                 print(f"num_warps {warps} {op:>12}: {ms:7.3f} ms  {ratio:5.2f} of copy", flush=True)
         launch_mod.LAUNCH_OPTIONS = {}
+    if a.store_after:
+        # the deferred bodies with the reduction before the store (launch.STORE_FIRST off)
+        launch_mod.STORE_FIRST = False
+        for name in ("log", "sin", "tan", "rsqrt"):
+            body = VARIANTS[name]
+            ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
+            print(f"{name + ' store-after':>16}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
+        launch_mod.STORE_FIRST = True
     print_registers()
     return 0
 
