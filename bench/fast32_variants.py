@@ -120,6 +120,7 @@ def main(argv=None) -> int:
     ap.add_argument("--log2n", type=int, default=28)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
+    ap.add_argument("--options", default="", help='launch options for the deferred bodies, e.g. "maxnreg=32;num_warps=8"')
     ap.add_argument("--store-after", action="store_true", help="also the deferred bodies with STORE_FIRST off")
     ap.add_argument("--warps", default="", help="e.g. 4,8: the ops below at each num_warps")
     ap.add_argument("--ops", default="add,exp,sqrt,log,sin,cos,tan,rsqrt,floor_divide,erf")
@@ -157,6 +158,15 @@ def main(argv=None) -> int:
             ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
             print(f"{name + ' store-after':>16}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
         launch_mod.STORE_FIRST = True
+    for spec in filter(None, a.options.split(";")):
+        # launch options for the deferred bodies, e.g. "maxnreg=32" or "num_warps=8,maxnreg=32":
+        # registers set occupancy (65536 per SM: 32 per thread -> 64 warps, 40 -> 48, 48 -> 40)
+        launch_mod.LAUNCH_OPTIONS = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+        for name in ("log", "sin", "tan"):
+            body = VARIANTS[name]
+            ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
+            print(f"{name} {spec:>22}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
+        launch_mod.LAUNCH_OPTIONS = {}
     print_registers()
     return 0
 
@@ -171,7 +181,9 @@ def print_registers():
         for k in dev[0].values():
             names = sorted({f"{name}={v.__name__}" for name, v in _constants(k).items()
                             if name in ("BODY", "EXACT") and hasattr(v, "__name__")})
-            print(f"  registers {getattr(k, 'n_regs', '?'):>4}  spills {getattr(k, 'n_spills', '?'):>3}  {' '.join(names)}")
+            md = getattr(k, "metadata", None)
+            opts = f"warps {getattr(md, 'num_warps', '?')} maxnreg {getattr(md, 'maxnreg', None)}"
+            print(f"  registers {getattr(k, 'n_regs', '?'):>4}  spills {getattr(k, 'n_spills', '?'):>3}  {opts}  {' '.join(names)}")
 
 
 def _constants(k):
