@@ -120,7 +120,7 @@ def main(argv=None) -> int:
     ap.add_argument("--log2n", type=int, default=28)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
-    ap.add_argument("--options", default="", help='launch options for the deferred bodies, e.g. "maxnreg=32;num_warps=8"')
+    ap.add_argument("--options", default="", help='launch options for the deferred bodies, e.g. "maxnreg=32;num_warps=8;block=2048"')
     ap.add_argument("--store-after", action="store_true", help="also the deferred bodies with STORE_FIRST off")
     ap.add_argument("--warps", default="", help="e.g. 4,8: the ops below at each num_warps")
     ap.add_argument("--ops", default="add,exp,sqrt,log,sin,cos,tan,rsqrt,floor_divide,erf")
@@ -161,12 +161,16 @@ def main(argv=None) -> int:
     for spec in filter(None, a.options.split(";")):
         # launch options for the deferred bodies, e.g. "maxnreg=32" or "num_warps=8,maxnreg=32":
         # registers set occupancy (65536 per SM: 32 per thread -> 64 warps, 40 -> 48, 48 -> 40)
-        launch_mod.LAUNCH_OPTIONS = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+        opts = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+        block = opts.pop("block", 1024)                     # the flat tile, launch._TILE
+        launch_mod._MAX_C = launch_mod._TILE = block
+        launch_mod.LAUNCH_OPTIONS = opts
         for name in ("log", "sin", "tan"):
             body = VARIANTS[name]
             ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
             print(f"{name} {spec:>22}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
         launch_mod.LAUNCH_OPTIONS = {}
+        launch_mod._MAX_C = launch_mod._TILE = 1024
     print_registers()
     return 0
 

@@ -6,7 +6,7 @@ launcher's structure, kernels/launch.py) with Triton's bundled ptxas, and prints
 the reduction's barrier, instructions and float64 operations per element (8 per thread). At copy
 bandwidth the H200 leaves ~63 issue slots and ~31 float64 operations per float32 element (132 SMs,
 4 issue slots and 64 FP64 lanes per SM-clock, 531e9 elements/s).
-Usage: python3 bench/sass_mix.py [sin cos tan log rsqrt] [--dump sin]    (no nbx import: no interpreter)
+Usage: python3 bench/sass_mix.py [sin cos tan log rsqrt] [--dump sin] [--maxnreg 32]    (no nbx import: no interpreter)
 """
 from __future__ import annotations
 
@@ -50,12 +50,12 @@ def _kernel(x_ptr, o_ptr, n, FAST: tl.constexpr, EXACT: tl.constexpr):
             j += 1
 
 
-def compile_sass(fast, exact) -> tuple[str, str]:
+def compile_sass(fast, exact, **options) -> tuple[str, str]:
     src = triton.compiler.ASTSource(
         fn=_kernel, signature={"x_ptr": "*fp32", "o_ptr": "*fp32", "n": "i32", "FAST": "constexpr", "EXACT": "constexpr"},
         constexprs={"FAST": fast, "EXACT": exact},
         attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]], (2,): [["tt.divisibility", 16]]})
-    cc = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
+    cc = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False, **options})
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cc.asm["cubin"])
     sass = subprocess.run([os.path.join(BIN, "nvdisasm"), "-c", f.name], capture_output=True, text=True).stdout
@@ -68,18 +68,21 @@ def compile_sass(fast, exact) -> tuple[str, str]:
 def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     dump = args[args.index("--dump") + 1] if "--dump" in args else None
-    names = [a for a in args if not a.startswith("--") and a != dump] or ["log", "sin", "cos", "tan", "rsqrt"]
+    maxnreg = args[args.index("--maxnreg") + 1] if "--maxnreg" in args else None
+    options = {"maxnreg": int(maxnreg)} if maxnreg else {}
+    names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg)] or ["log", "sin", "cos", "tan", "rsqrt"]
     for name in ([dump] if dump else names):
         fast, exact = m.DEFERRED[getattr(m, name)]
-        sass, regs = compile_sass(fast, exact)
+        sass, regs = compile_sass(fast, exact, **options)
         head = sass.split("BAR.SYNC")[0]
         if dump:
             print("\n".join(line.strip() for line in head.splitlines() if _OP.search(line)))
             continue
         ops = collections.Counter(o.split(".")[0] for o in _OP.findall(head))
+        spill = head.count("STL") + head.count("LDL")
         total = sum(ops.values())
         dp = sum(ops[k] for k in ("DFMA", "DADD", "DMUL"))
-        print(f"{name:6s} registers {regs:>3}  fast part {total / 8:5.1f} instructions/element, float64 {dp / 8:4.1f}  "
+        print(f"{name:6s} registers {regs:>3}  local ld/st {spill:>2}  fast part {total / 8:5.1f} instructions/element, float64 {dp / 8:4.1f}  "
               + " ".join(f"{k}:{v / 8:g}" for k, v in ops.most_common(10)))
     return 0
 
