@@ -8,7 +8,11 @@ made fast32.any_hard. After it: log 0.87 (test without fallback code 0.92, no te
 (0.87, 0.87), tan 0.74 (-, 0.81), rsqrt 0.94 (-, 0.98); capping registers (maxnreg 64/56/48/40) did
 not help any of them and took floor_divide from 0.80 to 0.58-0.17. num_warps (default 4): 8 was worse
 for every float64 body (log 0.78, sin 0.68); 2 lifted log to 0.90 and rsqrt to 0.94 but sank sin to
-0.54 and floor_divide to 0.43, so no single setting serves. Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10]
+0.54 and floor_divide to 0.43, so no single setting serves. With the launcher's deferred exact
+paths (2026-12-03, later): registers decide (<= 40 keeps 48 warps per SM); maxnreg=32 spilled in
+the fast part (log 0.74, sin 0.66, tan 0.70), num_warps 8 was worse (0.73-0.79), BLOCK 2048 with 8
+warps no better (log 0.85, sin 0.90, tan 0.81); negating by * -1 inside the division cost log 2
+registers (log_nofb 0.90 against 0.95 in one run); the store order per body: math.py. Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10]
 """
 from __future__ import annotations
 
@@ -22,7 +26,6 @@ from nbx.kernels.launch import launch
 
 import triton
 import triton.language as tl
-from triton.language.extra.cuda import libdevice
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from elementwise import device_copy_ms, make_input, time_ms  # noqa: E402
@@ -86,31 +89,8 @@ def rsqrt_nofb(x):
     return y.to(tl.float32)
 
 
-@triton.jit
-def _divide_unary_minus(n, d):
-    # fast32._divide as of f364146: negations by Triton's unary minus (0 - v)
-    r = libdevice.rcp64h(d)
-    r = tl.fma(r, tl.fma(-d, r, 1.0), r)
-    q = n * r
-    return tl.fma(-r, tl.fma(q, d, -n), q)
-
-
-@triton.jit
-def log_um(x):
-    """log_nofb with _divide_unary_minus: A/B of the negation form in one run."""
-    bits = x.to(tl.int32, bitcast=True)
-    e = (bits - 0x3F3504F3) >> 23
-    f = ((bits - (e << 23)).to(tl.float32, bitcast=True) - 1.0).to(tl.float64)
-    s = _divide_unary_minus(f, f + 2.0)
-    z = s * s
-    q = fast32._horner6(z, fast32.LOG_Q[0], fast32.LOG_Q[1], fast32.LOG_Q[2], fast32.LOG_Q[3], fast32.LOG_Q[4],
-                        fast32.LOG_Q[5])
-    ef = ((e.to(tl.int64) + 0x4338000000000000).to(tl.float64, bitcast=True)) - fast32._MAGIC
-    return (ef * fast32._LN2 + ((s * z) * q + 2.0 * s)).to(tl.float32)
-
-
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
-            "log": m.log, "log_nofb": log_nofb, "log_um": log_um, "log_test": log_test,
+            "log": m.log, "log_nofb": log_nofb, "log_test": log_test,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb}
 

@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     options = {"maxnreg": int(maxnreg)} if maxnreg else {}
     names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg)] or ["log", "sin", "cos", "tan", "rsqrt"]
     for name in ([dump] if dump else names):
-        fast, exact = m.DEFERRED[getattr(m, name)]
+        fast, exact, _ = m.DEFERRED[getattr(m, name)]
         sass, regs = compile_sass(fast, exact, **options)
         head = sass.split("BAR.SYNC")[0]
         if dump:

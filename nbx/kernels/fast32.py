@@ -107,28 +107,34 @@ def _flip_sign(y, flip):
 
 
 @triton.jit
-def _neg(v):
-    """-v as x * -1, which LLVM turns into a negation that folds into a DFMA operand for free. Triton's
-    unary minus is 0 - v: a DADD per use (tan: 5 per element in the sm_90 SASS), and +0 for v = +0."""
-    return v * -1.0
+def _minus(v, FOLD: tl.constexpr):
+    """-v. FOLD: as v * -1, which LLVM turns into a negation folded into a DFMA operand; else Triton's
+    unary minus, 0 - v (a DADD per use, and +0 for v = +0; harmless for the normal v used here).
+    Which needs fewer registers depends on the caller (H200 2026-12-03, bench/fast32_variants.py):
+    folded, log without its rounding test took 34 registers and 0.90 of copy against 32 and 0.95
+    unfolded; tan took 39 folded where unfolded it needs 48 here (bench/sass_mix.py)."""
+    if FOLD:
+        return v * -1.0
+    else:
+        return -v
 
 
 @triton.jit
-def _reciprocal(d):
+def _reciprocal(d, FOLD: tl.constexpr):
     """1/d to ~2^-40 relative for normal d: the hardware's approximation (MUFU.RCP64H, ~2^-20; the
     interpreter keeps 20 bits of 1/d) and one Newton step, with no special-case branch (libdevice's
     rcp_rn has one per element)."""
     r = libdevice.rcp64h(d)
-    return tl.fma(r, tl.fma(_neg(d), r, 1.0), r)
+    return tl.fma(r, tl.fma(_minus(d, FOLD), r, 1.0), r)
 
 
 @triton.jit
-def _divide(n, d):
+def _divide(n, d, FOLD: tl.constexpr):
     """n/d to ~2^-52 relative (normal d): the ~2^-40 quotient and one residual correction."""
-    r = _reciprocal(d)
+    r = _reciprocal(d, FOLD)
     q = n * r
     # q - r (q d - n), not q + r (n - q d): for n = -0 the latter ends in +0 + -0 = +0
-    return tl.fma(_neg(r), tl.fma(q, d, _neg(n)), q)
+    return tl.fma(_minus(r, FOLD), tl.fma(q, d, _minus(n, FOLD)), q)
 
 
 @triton.jit
@@ -152,7 +158,7 @@ def log_fast(x):
     e = (bits - 0x3F3504F3) >> 23                           # x = 2^e m, m in [sqrt(1/2), sqrt(2))
     m = (bits - (e << 23)).to(tl.float32, bitcast=True)
     f = (m - 1.0).to(tl.float64)                            # exact (Sterbenz)
-    s = _divide(f, f + 2.0)                                 # f + 2 exact in float64
+    s = _divide(f, f + 2.0, False)                          # f + 2 exact in float64
     z = s * s
     q = _horner6(z, LOG_Q[0], LOG_Q[1], LOG_Q[2], LOG_Q[3], LOG_Q[4], LOG_Q[5])
     # e as float64 without an int->float conversion: the bits of 1.5*2^52 + e, minus 1.5*2^52
@@ -226,7 +232,7 @@ def tan_fast(x):
     p = r * _horner5(z, TAN_P[0], TAN_P[1], TAN_P[2], TAN_P[3], TAN_P[4])    # r = -0: p = -0
     q = _horner5(z, TAN_Q[0], TAN_Q[1], TAN_Q[2], TAN_Q[3], TAN_Q[4])        # >= 0.72
     odd = (quadrant & 1) != 0
-    y = _divide(tl.where(odd, _neg(q), p), tl.where(odd, p, q))
+    y = _divide(tl.where(odd, _minus(q, True), p), tl.where(odd, p, q), True)
     return y, outside
 
 
@@ -241,7 +247,7 @@ def divide_integral_fast(a, b, TRUNC: tl.constexpr):
     div_floor_floating). Outside (b zero or non-finite, a non-finite, |a / b| >= 2^22) hard."""
     A = a.to(tl.float64)
     B = b.to(tl.float64)
-    q = A * _reciprocal(B)                                  # within 2^-18 of a / b: n is floor or ceil
+    q = A * _reciprocal(B, True)                            # within 2^-18 of a / b: n is floor or ceil
     hard = ~(tl.abs(q) < 4194304.0) | ((B - B) != 0)
     n = (q + _MAGIC) - _MAGIC
     r = A - n * B

@@ -208,8 +208,8 @@ def _pieces(block_r: int, block_c: int) -> tuple[int, int]:
     return piece_c, block_c // piece_c
 
 
-# deferred bodies store their fast values before the tile's reduction where out= aliases no input
-# (the benchmarks compare both orders)
+# deferred bodies registered with store_first store their fast values before the tile's reduction
+# where out= aliases no input; False here turns that off for all (the benchmarks compare both orders)
 STORE_FIRST = True
 
 # extra Triton launch options (num_warps, ...) for the benchmarks' sweeps; empty in use
@@ -251,8 +251,10 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     extra = dict({"enable_reflect_ftz": False}, **LAUNCH_OPTIONS) if backend.IS_CUDA else {}
     pair = _deferred(body, compute)
     exact, (piece_c, n_pieces) = None, (1, 1)
+    store_first = False
     if pair is not None:
-        (body, exact), (piece_c, n_pieces) = pair, _pieces(block_r, block_c)
+        (body, exact, store_first), (piece_c, n_pieces) = pair, _pieces(block_r, block_c)
+        store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         elementwise_kernel[(n_tiles,)](
             out, xs[0], xs[1], xs[2], ps[0], ps[1], ps[2], flag, plan.rows, plan.C, sizes,
@@ -261,7 +263,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
             CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
             NDIM=_ndim_class(plan), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
             EXACT=exact, PIECE_C=piece_c,
-            STORE_FIRST=STORE_FIRST and not any(t._storage is out._storage for t in inputs),
+            STORE_FIRST=store_first,
             **extra)
     if fault is None:
         return False
