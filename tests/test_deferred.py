@@ -27,7 +27,7 @@ def _exact(op, x: nbx.Tensor) -> np.ndarray:
     """The exact body alone over every element (the deferral's reference)."""
     fast, exact, _ = m.DEFERRED[UNARY[op]]
     out = nbx.empty(x.shape, dtype="float32")
-    launch.launch(exact, out, [x], [], compute=[nbx.float32], op=op)
+    launch.launch(exact, out, [x], [], compute=[nbx.float32], op=op, defer=False)
     return out.numpy()
 
 
@@ -82,9 +82,10 @@ def test_deferred_integral_division(mode, piece):
     else:
         got = nbx.div(A, B, rounding_mode=mode).numpy()
     from nbx.ops import arithmetic
-    exact = arithmetic._floor_divide_exact if mode == "floor" else arithmetic._div_trunc_exact
+    exact = arithmetic._float_floor_divide if mode == "floor" else arithmetic._float_div_trunc
+    assert m.DEFERRED[exact][1] is exact
     out = nbx.empty(a.shape, dtype="float32")
-    launch.launch(exact, out, [A, B], [], compute=[nbx.float32, nbx.float32], op="floor_divide")
+    launch.launch(exact, out, [A, B], [], compute=[nbx.float32, nbx.float32], op="floor_divide", defer=False)
     np.testing.assert_array_equal(_bits(got), _bits(out.numpy()))
 
 
@@ -97,6 +98,7 @@ def test_pieces_cover_the_tile():
 
 def test_only_float32_launches_defer():
     assert launch._deferred(m.sin, [nbx.float32]) == m.DEFERRED[m.sin]
+    assert m.DEFERRED[m.sin][1] is m.sin                    # the exact path is the body itself
     assert launch._deferred(m.sin, [nbx.float64]) is None
     assert launch._deferred(m.exp, [nbx.float32]) is None
 

@@ -89,12 +89,6 @@ def any_hard(y, outside, K: tl.constexpr):
 
 
 @triton.jit
-def any_set(mask):
-    """One flag for the whole tile (a CTA-wide reduction, so the branch on it is uniform)."""
-    return tl.max(mask.to(tl.int32)) > 0
-
-
-@triton.jit
 def _f64(x, v: tl.constexpr):
     return tl.full(x.shape, v, tl.float64)
 

@@ -188,11 +188,11 @@ def _ndim_class(plan: iterate.Plan) -> int:
 
 # ---------------------------------------------------------------- deferred exact paths
 # A float32 body with a fast path (kernels/fast32.py) runs as the pair math.defer registered: FAST
-# returns (value, int32 keys, < 0 where needed), EXACT is the correctly rounded path. The kernel calls EXACT only for a flagged tile,
-# in pieces of PIECE elements reloaded from memory, one loop iteration at a time. Inline (math.py's
-# fast_or_exact: the exact path on the whole tile under the same branch) the exact code set the
-# kernel's register count for every tile: sin 47 -> 72 registers, and 0.87 -> 0.82 of copy on the
-# H200 (bench/fast32_variants.py, 2026-12-03).
+# returns (values, int32 keys, < 0 where needed), EXACT is the correctly rounded path (the body
+# itself). The kernel runs EXACT only over a flagged tile, in pieces of PIECE elements reloaded from
+# memory, one loop iteration at a time. Inline (the exact path on the whole tile under the same
+# branch, as before 2026-12-03) the exact code set the kernel's register count for every tile: sin
+# 47 -> 72 registers, and 0.87 -> 0.82 of copy on the H200 (bench/fast32_variants.py).
 PIECE = 128 if backend.IS_CUDA else _TILE      # one element per thread of 4 warps; the interpreter: whole tiles
 
 
@@ -232,8 +232,9 @@ def _pad(seq, fill=0):
 
 
 def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, compute, op: str,
-           fault=None) -> bool:
-    """Run `body` over the broadcast of `inputs` into `out`. Returns True when the fault flag was set."""
+           fault=None, defer: bool = True) -> bool:
+    """Run `body` over the broadcast of `inputs` into `out`. Returns True when the fault flag was set.
+    defer=False runs a body math.defer paired with its fast path as it is (the exact path alone)."""
     assert 1 <= len(inputs) <= MAX_OPERANDS and len(params) <= MAX_PARAMS
     if out.numel() == 0:
         return False
@@ -249,7 +250,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     st = plan.strides + [plan.strides[1]] * (MAX_OPERANDS + 1 - len(plan.strides))
     sizes = _pad([plan.C] + plan.outer, fill=1)
     extra = dict({"enable_reflect_ftz": False}, **LAUNCH_OPTIONS) if backend.IS_CUDA else {}
-    pair = _deferred(body, compute)
+    pair = _deferred(body, compute) if defer else None
     exact, (piece_c, n_pieces) = None, (1, 1)
     store_first = False
     if pair is not None:

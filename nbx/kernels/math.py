@@ -11,7 +11,8 @@ when the exact value lies within 2^-29 ulp of a rounding boundary. The bandwidth
 PRECISION.md (an element-wise exp at 4.21 TB/s against a 4.23 TB/s copy) say the extra arithmetic
 is hidden behind memory on the H200 for exp; not for log, sin, cos, tan, rsqrt (0.57-0.68 of copy):
 those take fast32.py's short float64 evaluations under a rounding test, with this libdevice path
-for any tile the test cannot vouch for (`fast_or_exact`), so results are the same bit for bit.
+for any tile the test cannot vouch for (launch.py's deferred exact paths, `defer` below), so
+results are the same bit for bit.
 tl.exp is `ex2.approx(x*log2e)`: 60 ulp; never used here.
 """
 import triton
@@ -52,17 +53,11 @@ def reciprocal(x):
 
 
 @triton.jit
-def _rsqrt_wide(x):
-    # libdevice's float32 rsqrt returns inf on subnormal inputs (H200); 1/sqrt in float64 is
-    # correctly rounded before the final rounding to float32.
-    return (1.0 / libdevice.sqrt(_wide(x))).to(tl.float32)
-
-
-@triton.jit
 def rsqrt(x):
+    # float32: libdevice's float32 rsqrt returns inf on subnormal inputs (H200); 1/sqrt in float64 is
+    # correctly rounded before the final rounding to float32 (float32 launches defer: see below)
     if x.dtype == tl.float32:
-        y, outside = fast32.rsqrt_fast(x)
-        return fast_or_exact(y, outside, x, _rsqrt_wide)
+        return (1.0 / libdevice.sqrt(_wide(x))).to(tl.float32)
     else:
         return libdevice.rsqrt(x)
 
@@ -144,28 +139,19 @@ def fma(a, b, c):
 
 
 # ---------------------------------------------------------------- transcendentals (float32 via float64)
-# body -> (fast, exact): the launcher runs `fast` (value, int32 keys < 0 where the exact path is
-# needed) and `exact` only on the tiles with a negative key (launch.py: deferred exact paths). Bodies called inside other bodies stay inline.
+# body -> (fast, exact, store_first): float32 launches of `body` run `fast` (values, and int32 keys
+# < 0 where the exact path is needed) and `exact` only on the tiles with a negative key (launch.py:
+# deferred exact paths). The bodies themselves are the exact, correctly rounded path: log, sin,
+# cos, tan ran at 0.57-0.68 of copy on it alone (H200, 2026-12-02).
 DEFERRED: dict = {}
 
 
 def defer(body, fast, exact, store_first=True):
-    """Register body's float32 split; returns body. store_first: store the fast values before the
-    tile's key reduction (launch.py); which order needs fewer registers is the body's own affair."""
+    """Register body's float32 split (exact: usually body itself); returns body. store_first: store
+    the fast values before the tile's key reduction (launch.py); which order needs fewer registers
+    is the body's own affair."""
     DEFERRED[body] = (fast, exact, store_first)
     return body
-
-
-@triton.jit
-def fast_or_exact(y, outside, x, EXACT: tl.constexpr):
-    """float32 from a fast float64 value y, or EXACT(x) for the whole tile where any element is
-    outside the fast path's domain or hard to round (fast32.py). log, sin, cos, tan ran at 0.57-0.68
-    of copy on libdevice alone. The inline form, for bodies inside other bodies; launches of the op
-    itself take the deferred form (`rounded`)."""
-    r = y.to(tl.float32)
-    if fast32.any_hard(y, outside, fast32.HARD_K):
-        r = EXACT(x)
-    return r
 
 
 @triton.jit
@@ -221,17 +207,8 @@ def expm1(x):
 
 
 @triton.jit
-def _log_wide(x):
-    return libdevice.log(_wide(x)).to(x.dtype)
-
-
-@triton.jit
 def log(x):
-    if x.dtype == tl.float32:
-        y, outside = fast32.log_fast(x)
-        return fast_or_exact(y, outside, x, _log_wide)
-    else:
-        return _log_wide(x)
+    return libdevice.log(_wide(x)).to(x.dtype)
 
 
 @triton.jit
@@ -250,45 +227,18 @@ def log1p(x):
 
 
 @triton.jit
-def _sin_wide(x):
+def sin(x):
     return libdevice.sin(_wide(x)).to(x.dtype)
 
 
 @triton.jit
-def sin(x):
-    if x.dtype == tl.float32:
-        y, outside = fast32.sincos_fast(x, 0)
-        return fast_or_exact(y, outside, x, _sin_wide)
-    else:
-        return _sin_wide(x)
-
-
-@triton.jit
-def _cos_wide(x):
+def cos(x):
     return libdevice.cos(_wide(x)).to(x.dtype)
 
 
 @triton.jit
-def cos(x):
-    if x.dtype == tl.float32:
-        y, outside = fast32.sincos_fast(x, 1)
-        return fast_or_exact(y, outside, x, _cos_wide)
-    else:
-        return _cos_wide(x)
-
-
-@triton.jit
-def _tan_wide(x):
-    return libdevice.tan(_wide(x)).to(x.dtype)
-
-
-@triton.jit
 def tan(x):
-    if x.dtype == tl.float32:
-        y, outside = fast32.tan_fast(x)
-        return fast_or_exact(y, outside, x, _tan_wide)
-    else:
-        return _tan_wide(x)
+    return libdevice.tan(_wide(x)).to(x.dtype)
 
 
 @triton.jit
@@ -520,7 +470,6 @@ def sigmoid_stable(x):
 # 42 or 44 drop to 40 warps). H200, 2026-12-03, bench/fast32_variants.py --store-after: log stored
 # after its reduction 40 registers and 0.84 of copy, before 42 and 0.80; sin after 42 and 0.86,
 # before 38 and 0.89; tan after 44 and 0.76, before 39 and 0.81; rsqrt 0.99 either way.
-for _body, _fast, _exact, _first in [(log, _log_fast, _log_wide, False), (sin, _sin_fast, _sin_wide, True),
-                                     (cos, _cos_fast, _cos_wide, True), (tan, _tan_fast, _tan_wide, True),
-                                     (rsqrt, _rsqrt_fast, _rsqrt_wide, True)]:
-    defer(_body, _fast, _exact, _first)
+for _body, _fast, _first in [(log, _log_fast, False), (sin, _sin_fast, True), (cos, _cos_fast, True),
+                             (tan, _tan_fast, True), (rsqrt, _rsqrt_fast, True)]:
+    defer(_body, _fast, _body, _first)

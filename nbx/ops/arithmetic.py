@@ -141,30 +141,18 @@ def _via_fmod(a, b, IMPL: tl.constexpr):
 
 
 @triton.jit
-def _integral_quotient(a, b, TRUNC: tl.constexpr, IMPL: tl.constexpr):
-    # float32: an exact quotient-and-remainder in float64 (fast32.divide_integral_fast) for every
-    # tile whose quotients are below 2^22 and finite; the fmod path for the rest. floor_divide ran
-    # at 0.41 of copy on the fmod path alone (H200, 2026-12-02).
-    if a.dtype == tl.float32:
-        q, outside = fast32.divide_integral_fast(a, b, TRUNC)
-        res = q.to(tl.float32)
-        if fast32.any_set(outside):
-            res = _via_fmod(a, b, IMPL)
-        return res
-    else:
-        return _via_fmod(a, b, IMPL)
-
-
-@triton.jit
 def _float_div_trunc(a, b):
-    return _integral_quotient(a, b, True, _float_div_trunc_impl)
+    return _via_fmod(a, b, _float_div_trunc_impl)
 
 
 @triton.jit
 def _float_floor_divide(a, b):
-    return _integral_quotient(a, b, False, _float_floor_divide_impl)
+    return _via_fmod(a, b, _float_floor_divide_impl)
 
 
+# float32 launches defer to an exact quotient-and-remainder in float64 (fast32.divide_integral_fast)
+# for every tile whose quotients are below 2^22 and finite, and keep the fmod path for the rest.
+# floor_divide ran at 0.41 of copy on the fmod path alone (H200, 2026-12-02), 1.00 deferred.
 @triton.jit
 def _quotient_fast(a, b, TRUNC: tl.constexpr):
     q, outside = fast32.divide_integral_fast(a, b, TRUNC)
@@ -181,18 +169,8 @@ def _floor_divide_fast(a, b):
     return _quotient_fast(a, b, False)
 
 
-@triton.jit
-def _div_trunc_exact(a, b):
-    return _via_fmod(a, b, _float_div_trunc_impl)
-
-
-@triton.jit
-def _floor_divide_exact(a, b):
-    return _via_fmod(a, b, _float_floor_divide_impl)
-
-
-m.defer(_float_div_trunc, _div_trunc_fast, _div_trunc_exact)
-m.defer(_float_floor_divide, _floor_divide_fast, _floor_divide_exact)
+m.defer(_float_div_trunc, _div_trunc_fast, _float_div_trunc)
+m.defer(_float_floor_divide, _floor_divide_fast, _float_floor_divide)
 
 
 @triton.jit
