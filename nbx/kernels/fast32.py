@@ -201,8 +201,8 @@ def sincos_fast(x, SHIFT: tl.constexpr):
 
     One polynomial per element: where the quadrant asks for cos r, it is 1 - 2 sin^2(r/2), with
     sin(r/2) from the same polynomial (r/2 is exact). 2 sin^2(r/2) <= 0.293 against cos r >= 0.707,
-    so sin's relative error d reaches cos r as 0.83 d, plus the final fma's 2^-53. Both polynomials
-    (the previous form, which tan keeps) cost 8 more float64 operations per element."""
+    so sin's relative error d reaches cos r as 0.83 d, plus the final fma's 2^-53. A sin and a cos
+    polynomial for every element (the form before 2026-12-03) cost 8 more float64 operations."""
     r, quadrant = _reduce_pio2(x)
     outside = _trig_outside(x)
     q = quadrant + SHIFT
