@@ -7,6 +7,8 @@ measured in the same run, with the registers and spills of the compiled kernel.
   nofb      fast values stored, keys ignored (no test: the floor of what a test can cost)
   first     values stored, one min over the tile's keys, exact pieces after a barrier (the launcher's
             store_first); after: the min first, values stored only where the tile is clean
+  halves    the tile as two halves loaded up front, the first computed and stored before a barrier
+            (the second half's registers start after it); halves-nobar: no barrier
   rowmin    values stored, keys reduced per thread row (128 x 8), a flag per tile stored where hard
             (the main kernel of a fix-up scheme; the fix-up kernel is not run)
   persist   grid of G programs looping over tiles, the next tile's load issued before this one's
@@ -45,6 +47,23 @@ def _pieces(x_ptr, o_ptr, n, base, n_pieces, EXACT: tl.constexpr):
 def flat(x_ptr, o_ptr, f_ptr, n, n_pieces, FAST: tl.constexpr, EXACT: tl.constexpr, MODE: tl.constexpr,
          BLOCK: tl.constexpr):
     pid = tl.program_id(0)
+    if MODE == "halves" or MODE == "halves-nobar":
+        # both halves loaded up front; the barrier ends the first half's registers before the second
+        oa = pid * BLOCK + tl.arange(0, BLOCK // 2)
+        ob = oa + BLOCK // 2
+        xa = tl.load(x_ptr + oa, mask=oa < n)
+        xb = tl.load(x_ptr + ob, mask=ob < n)
+        ra, ka = FAST(xa)
+        tl.store(o_ptr + oa, ra, mask=oa < n)
+        if MODE == "halves":
+            tl.debug_barrier()
+        rb, kb = FAST(xb)
+        tl.store(o_ptr + ob, rb, mask=ob < n)
+        k = tl.minimum(tl.where(oa < n, ka, 0), tl.where(ob < n, kb, 0))
+        if tl.min(k) < 0:
+            tl.debug_barrier()
+            _pieces(x_ptr, o_ptr, n, pid * BLOCK, n_pieces, EXACT)
+        return
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     msk = offs < n
     res, key = FAST(tl.load(x_ptr + offs, mask=msk))
@@ -100,6 +119,7 @@ def main(argv=None) -> int:
     ap.add_argument("--modes", default="nofb,first,after,rowmin")
     ap.add_argument("--grids", default="8,12,16", help="persistent programs per SM")
     ap.add_argument("--blocks", default="1024")
+    ap.add_argument("--warps", default="4")
     a = ap.parse_args(argv)
     n = 1 << a.log2n
     copy_ms = device_copy_ms(4 * n, a.reps)
@@ -113,14 +133,15 @@ def main(argv=None) -> int:
     extra = {"enable_reflect_ftz": False} if backend.IS_CUDA else {}
     for op in a.ops.split(","):
         fast, exact, _ = m.DEFERRED[getattr(m, op)]
-        for block in map(int, a.blocks.split(",")):
+        for block, warps in [(b, w) for b in map(int, a.blocks.split(",")) for w in map(int, a.warps.split(","))]:
             tiles = triton.cdiv(n, block)
+            opts = dict(extra, num_warps=warps) if backend.IS_CUDA else {}
             for mode in a.modes.split(","):
                 holder = {}
                 run = lambda: holder.setdefault("k", flat[(tiles,)](x, out, flags, n, block // PIECE.value, FAST=fast, EXACT=exact,
-                                                                    MODE=mode, BLOCK=block, **extra))
+                                                                    MODE=mode, BLOCK=block, **opts))
                 ms = time_ms(run, a.reps)
-                print(f"{op:>6} flat {mode:>7} block {block:5d}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy  "
+                print(f"{op:>6} flat {mode:>12} block {block:5d} warps {warps}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy  "
                       f"{_regs(holder['k'])}  {wrong(op)} differ from nbx", flush=True)
             for g in map(int, filter(None, a.grids.split(","))):
                 for mode in ("nofb", "first"):

@@ -41,8 +41,15 @@ def piece(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=[True, False], ids=["flat", "tiled"])
+def kernel(request, monkeypatch):
+    """deferred_flat_kernel (contiguous operands) or elementwise_kernel's deferred branch."""
+    monkeypatch.setattr(launch, "FLAT", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("op", sorted(UNARY))
-def test_deferred_equals_the_exact_body(op, piece):
+def test_deferred_equals_the_exact_body(op, piece, kernel):
     x = nbx.from_numpy(_hard_input(40000))
     np.testing.assert_array_equal(_bits(getattr(nbx, op)(x).numpy()), _bits(_exact(op, x)))
 
@@ -58,7 +65,7 @@ def test_deferred_on_a_strided_2d_view(op, piece):
 
 
 @pytest.mark.parametrize("op", ["sin", "tan"])
-def test_deferred_with_out_aliasing_the_input(op, piece):
+def test_deferred_with_out_aliasing_the_input(op, piece, kernel):
     # the fallback reloads its inputs: nothing of a flagged tile may be stored before it
     host = _hard_input(20000, seed=2)
     want = _exact(op, nbx.from_numpy(host))
@@ -69,7 +76,7 @@ def test_deferred_with_out_aliasing_the_input(op, piece):
 
 
 @pytest.mark.parametrize("mode", [None, "trunc", "floor"])
-def test_deferred_integral_division(mode, piece):
+def test_deferred_integral_division(mode, piece, kernel):
     rng = np.random.default_rng(4)
     a = (rng.standard_normal(30000) * 1e3).astype(np.float32)
     b = rng.standard_normal(30000).astype(np.float32)
@@ -87,6 +94,33 @@ def test_deferred_integral_division(mode, piece):
     out = nbx.empty(a.shape, dtype="float32")
     launch.launch(exact, out, [A, B], [], compute=[nbx.float32, nbx.float32], op="floor_divide", defer=False)
     np.testing.assert_array_equal(_bits(got), _bits(out.numpy()))
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_deferred_division_by_a_scalar(mode, kernel):
+    # a Python scalar operand is a broadcast element (stride 0), which the flat kernel takes
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal(30000) * 1e6).astype(np.float32)
+    a[::1301] = np.inf                                      # flagged tiles
+    A = nbx.from_numpy(a)
+    got = nbx.div(A, 0.1, rounding_mode=mode).numpy()
+    from nbx.ops import arithmetic
+    exact = arithmetic._float_floor_divide if mode == "floor" else arithmetic._float_div_trunc
+    out = nbx.empty(a.shape, dtype="float32")
+    B = nbx.from_numpy(np.full(a.shape, 0.1, dtype=np.float32))
+    launch.launch(exact, out, [A, B], [], compute=[nbx.float32, nbx.float32], op="div", defer=False)
+    np.testing.assert_array_equal(_bits(got), _bits(out.numpy()))
+
+
+def test_which_deferred_launches_are_flat():
+    from nbx.kernels import iterate
+    x = nbx.from_numpy(_hard_input(4096).reshape(64, 64))
+    flat = lambda out, ins, params=(), fault=None: launch._flat(iterate.plan(out, ins, op="t"), list(params), fault)
+    assert flat(nbx.empty((64, 64), dtype="float32"), [x])
+    assert flat(nbx.empty((64, 64), dtype="float32"), [x, nbx.from_numpy(np.float32(2.0).reshape(()))])
+    assert not flat(nbx.empty((64, 64), dtype="float32"), [x.transpose(0, 1)])
+    assert not flat(nbx.empty((32, 64), dtype="float32"), [x[::2]])
+    assert not flat(nbx.empty((64, 64), dtype="float32"), [x], params=[x])
 
 
 def test_pieces_cover_the_tile():
