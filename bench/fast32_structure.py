@@ -9,6 +9,8 @@ measured in the same run, with the registers and spills of the compiled kernel.
             store_first); after: the min first, values stored only where the tile is clean
   halves    the tile as two halves loaded up front, the first computed and stored before a barrier
             (the second half's registers start after it); halves-nobar: no barrier
+  flag      values stored, and a flag per tile stored by every hard element (no reduction, no
+            barrier: the main kernel of a fix-up scheme; the fix-up kernel is not run)
   rowmin    values stored, keys reduced per thread row (128 x 8), a flag per tile stored where hard
             (the main kernel of a fix-up scheme; the fix-up kernel is not run)
   persist   grid of G programs looping over tiles, the next tile's load issued before this one's
@@ -78,6 +80,8 @@ def flat(x_ptr, o_ptr, f_ptr, n, n_pieces, FAST: tl.constexpr, EXACT: tl.constex
             if tl.min(tl.where(msk, key, 0)) < 0:
                 tl.debug_barrier()
                 _pieces(x_ptr, o_ptr, n, pid * BLOCK, n_pieces, EXACT)
+        elif MODE == "flag":
+            tl.store(f_ptr + pid + offs * 0, tl.full(offs.shape, 1, tl.int32), mask=msk & (key < 0))
         elif MODE == "rowmin":
             k2 = tl.min(tl.reshape(tl.where(msk, key, 0), (BLOCK // 8, 8)), axis=1)
             o2 = tl.arange(0, BLOCK // 8)

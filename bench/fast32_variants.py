@@ -91,7 +91,7 @@ def rsqrt_nofb(x):
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log, "log_nofb": log_nofb, "log_test": log_test,
-            "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test,
+            "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb}
 
 
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     if a.store_after:
         # the deferred bodies with the reduction before the store (launch.STORE_FIRST off)
         launch_mod.STORE_FIRST = False
-        for name in ("log", "sin", "tan", "rsqrt"):
+        for name in ("log", "sin", "cos", "tan", "rsqrt"):
             body = VARIANTS[name]
             ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
             print(f"{name + ' store-after':>16}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
         block = opts.pop("block", 1024)                     # the flat tile, launch._TILE
         launch_mod._MAX_C = launch_mod._TILE = block
         launch_mod.LAUNCH_OPTIONS = opts
-        for name in ("log", "sin", "tan"):
+        for name in ("log", "sin", "cos", "tan"):
             body = VARIANTS[name]
             ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
             print(f"{name} {spec:>22}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
@@ -157,17 +157,16 @@ def main(argv=None) -> int:
 
 def print_registers():
     """Registers and spills of every element-wise kernel this process compiled (GPU only)."""
-    try:
-        caches = launch_mod.elementwise_kernel.device_caches
-    except AttributeError:
-        return
-    for dev in caches.values():
-        for k in dev[0].values():
-            names = sorted({f"{name}={v.__name__}" for name, v in _constants(k).items()
-                            if name in ("BODY", "EXACT") and hasattr(v, "__name__")})
-            md = getattr(k, "metadata", None)
-            opts = f"warps {getattr(md, 'num_warps', '?')} maxnreg {getattr(md, 'maxnreg', None)}"
-            print(f"  registers {getattr(k, 'n_regs', '?'):>4}  spills {getattr(k, 'n_spills', '?'):>3}  {opts}  {' '.join(names)}")
+    kernels = []
+    for fn in (launch_mod.elementwise_kernel, launch_mod.deferred_flat_kernel):
+        for dev in getattr(fn, "device_caches", {}).values():
+            kernels += list(dev[0].values())
+    for k in kernels:
+        names = sorted({f"{name}={getattr(v, '__name__', v)}" for name, v in _constants(k).items()
+                        if name in ("BODY", "EXACT", "STORE_FIRST")})
+        md = getattr(k, "metadata", None)
+        opts = f"warps {getattr(md, 'num_warps', '?')} maxnreg {getattr(md, 'maxnreg', None)}"
+        print(f"  {k.src.fn.__name__[:8]}  registers {getattr(k, 'n_regs', '?'):>4}  spills {getattr(k, 'n_spills', '?'):>3}  {opts}  {' '.join(names)}")
 
 
 def _constants(k):

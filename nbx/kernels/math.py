@@ -157,8 +157,10 @@ def defer(body, fast, exact, store_first=True):
 @triton.jit
 def rounded(y, outside):
     """The deferred form: the float32 value and per-element keys, < 0 where the exact path is needed
-    (fast32.hard_key); the launcher reduces them over the tile after storing the values."""
-    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
+    (fast32.nan_key: y is NaN where outside, so the mask itself is not needed here and dies early);
+    the launcher reduces the keys over the tile after storing the values."""
+    r = y.to(tl.float32)
+    return r, fast32.nan_key(y, r, fast32.HARD_K)
 
 
 @triton.jit
