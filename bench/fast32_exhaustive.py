@@ -31,12 +31,12 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs-log2", type=int, default=26)
     ap.add_argument("--json")
     a = ap.parse_args(argv)
-    print(f"backend {nbx.backend_id()} ({nbx.backend_info()['device']}); E = 2^-46, K = {fastpath.fast32.HARD_K}")
+    print(f"backend {nbx.backend_id()} ({nbx.backend_info()['device']})")
     rows = []
     for name in filter(None, a.fns.split(",")):
         row = fastpath.probe_unary(name, a.log2n, a.start, a.stride, min(a.chunk_log2, a.log2n))
         rows.append(row)
-        print(f"{name:4s} inputs 2^{a.log2n} (stride {a.stride}): max rel err {_log2(row['max_rel_err'])}  "
+        print(f"{name:5s} inputs 2^{a.log2n} (stride {a.stride}): E {_log2(fastpath.bound(name))}, max rel err {_log2(row['max_rel_err'])}  "
               f"hard {row['hard']} ({row['hard'] / row['inputs']:.2e})  tiles falling back "
               f"{row['tiles_hard']}/{row['tiles']}  WRONG {row['wrong']} {' '.join(row['wrong_inputs'])}  "
               f"{row['seconds']} s", flush=True)

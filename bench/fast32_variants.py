@@ -91,7 +91,7 @@ def rsqrt_nofb(x):
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log, "log_nofb": log_nofb, "log_test": log_test,
-            "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos,
+            "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb}
 
 
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
         block = opts.pop("block", 1024)                     # the flat tile, launch._TILE
         launch_mod._MAX_C = launch_mod._TILE = block
         launch_mod.LAUNCH_OPTIONS = opts
-        for name in ("log", "sin", "cos", "tan"):
+        for name in ("log", "sin", "cos", "tan", "erf"):
             body = VARIANTS[name]
             ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
             print(f"{name} {spec:>22}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)

@@ -11,7 +11,7 @@ import pytest
 import nbx
 from nbx.kernels import launch, math as m
 
-UNARY = {"log": m.log, "sin": m.sin, "cos": m.cos, "tan": m.tan, "rsqrt": m.rsqrt}
+UNARY = {"log": m.log, "sin": m.sin, "cos": m.cos, "tan": m.tan, "rsqrt": m.rsqrt, "erf": m.erf}
 
 
 def _hard_input(n, seed=0):

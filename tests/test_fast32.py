@@ -24,8 +24,8 @@ def test_fast_value_within_the_bound_and_never_wrong(name):
     # 2^16 bit patterns spread over all 2^32 (a stride prime to 2), every sign and exponent
     row = fastpath.probe_unary(name, 16, start=12345, stride=65537, chunk_log2=16)
     assert row["wrong"] == 0, row
-    # the test's bound E = 2^-46 must hold with room: the worst measured error is below E / 8
-    assert row["max_rel_err"] < 2.0 ** -49, row
+    # the test's bound E (2^-46; erf 2^-45) must hold with room: the worst measured error is below E / 8
+    assert row["max_rel_err"] < fastpath.bound(name) / 8, row
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -46,7 +46,7 @@ def test_integral_quotient_matches_the_fmod_path(trunc):
     assert row["outside"] < row["inputs"] // 2, row        # the fast range is exercised
 
 
-@pytest.mark.parametrize("op", ["log", "sin", "cos", "tan", "rsqrt"])
+@pytest.mark.parametrize("op", ["log", "sin", "cos", "tan", "rsqrt", "erf"])
 def test_op_equals_the_float64_path_on_fast_and_fallback_tiles(op):
     rng = np.random.default_rng(3)
     x = rng.uniform(0.01, 100.0, 8192).astype(np.float32)
@@ -55,7 +55,7 @@ def test_op_equals_the_float64_path_on_fast_and_fallback_tiles(op):
     x[7000] = -1.0 if op == "log" else 3.0e6               # outside the fast domain
     got = getattr(nbx, op)(nbx.from_numpy(x)).numpy()
     with np.errstate(invalid="ignore"):
-        ref = (lambda w: 1 / np.sqrt(w)) if op == "rsqrt" else getattr(np, op)
+        ref = {"rsqrt": lambda w: 1 / np.sqrt(w), "erf": np.vectorize(math.erf)}.get(op) or getattr(np, op)
         want = ref(x.astype(np.float64)).astype(np.float32)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 

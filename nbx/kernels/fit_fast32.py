@@ -99,6 +99,50 @@ def lambert_error(depth, samples=4000):
     return worst
 
 
+# erf(x) = x P(t) / Q(t), t = x^2, |x| < ERF_ONE (the smallest float32 whose erf rounds to 1.0f)
+ERF_ONE = mp.mpf(3.919205904006958)
+
+
+def erf_over_x(t):
+    if t == 0:
+        return 2 / mp.sqrt(mp.pi)
+    x = mp.sqrt(t)
+    return mp.erf(x) / x
+
+
+def fit_rational(g, hi, m, k, nodes=300, iters=12):
+    """P (degree m) and Q (degree k, Q(0) = 1) in t on [0, hi] with P/Q near-minimax in relative
+    error to g: Loeb's linearized least squares (weights 1/Q of the last iterate) on Chebyshev nodes,
+    reweighted by Lawson's rule. Returns (max relative error, P, Q), coefficients in t."""
+    ss = [(mp.cos(mp.pi * (i + mp.mpf(1) / 2) / nodes) + 1) / 2 for i in range(nodes)]   # s = t / hi
+    gs = [g(hi * s) for s in ss]
+    qprev, lam, best = [mp.mpf(1)] * nodes, [mp.mpf(1)] * nodes, None
+    for _ in range(iters):
+        rows, rhs = [], []
+        for i in range(nodes):
+            w = mp.sqrt(lam[i]) / (qprev[i] * gs[i])
+            rows.append([w * ss[i] ** j for j in range(m + 1)] + [-w * gs[i] * ss[i] ** j for j in range(1, k + 1)])
+            rhs.append(w * gs[i])
+        sol = mp.qr_solve(mp.matrix(rows), mp.matrix(rhs))[0]
+        p, q = [sol[j] for j in range(m + 1)], [mp.mpf(1)] + [sol[m + j] for j in range(1, k + 1)]
+        errs = []
+        for i in range(nodes):
+            qprev[i] = mp.polyval(q[::-1], ss[i])
+            errs.append(abs(mp.polyval(p[::-1], ss[i]) / qprev[i] / gs[i] - 1))
+        tot = sum(lam[i] * errs[i] for i in range(nodes))
+        lam = [lam[i] * errs[i] / tot * nodes for i in range(nodes)]
+        if best is None or max(errs) < best[0]:
+            best = (max(errs), p, q)
+    _, p, q = best
+    p, q = [float(c / hi ** j) for j, c in enumerate(p)], [float(c / hi ** j) for j, c in enumerate(q)]
+    worst = 0
+    for i in range(2001):                                    # the rounded coefficients, a finer grid
+        t = hi * mp.mpf(i) / 2000
+        worst = max(worst, abs(mp.polyval([mp.mpf(c) for c in p[::-1]], t)
+                               / mp.polyval([mp.mpf(c) for c in q[::-1]], t) / g(t) - 1))
+    return worst, p, q
+
+
 def main():
     import sys
     degrees = dict(a.split("=") for a in sys.argv[1:])
@@ -114,6 +158,12 @@ def main():
     print(f"# TAN_P / TAN_Q: Lambert depth {depth}, max relative error {float(err):.3e} (2^{mp.log(err, 2):.1f})")
     print(f"TAN_P = ({', '.join(repr(float(c)) for c in p)})")
     print(f"TAN_Q = ({', '.join(repr(float(c)) for c in q)})")
+    m, k = (int(v) for v in degrees.get("ERF", "9/9").split("/"))
+    err, p, q = fit_rational(erf_over_x, ERF_ONE ** 2, m, k)
+    print(f"# ERF_P / ERF_Q: degrees {m}/{k} in t = x^2 on [0, {float(ERF_ONE ** 2):.4f}], max relative error "
+          f"{float(err):.3e} (2^{mp.log(err, 2):.1f})")
+    print(f"ERF_P = ({', '.join(repr(c) for c in p)})")
+    print(f"ERF_Q = ({', '.join(repr(c) for c in q)})")
 
 
 if __name__ == "__main__":
