@@ -51,13 +51,16 @@ def test_op_equals_the_float64_path_on_fast_and_fallback_tiles(op):
     rng = np.random.default_rng(3)
     x = rng.uniform(0.01, 100.0, 8192).astype(np.float32)
     x[100], x[101] = -0.0, 0.0                             # signed zeros: sin(-0) = -0 on the fast path
+    x[102], x[103], x[104] = -3.9, 3.9192059, -np.inf      # erf: 1.0f from 3.9192 on, +-4 clamps
     x[5000] = np.nan                                       # that tile falls back, the others do not
     x[7000] = -1.0 if op == "log" else 3.0e6               # outside the fast domain
     got = getattr(nbx, op)(nbx.from_numpy(x)).numpy()
     with np.errstate(invalid="ignore"):
         ref = {"rsqrt": lambda w: 1 / np.sqrt(w), "erf": np.vectorize(math.erf)}.get(op) or getattr(np, op)
         want = ref(x.astype(np.float64)).astype(np.float32)
-    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    # NaN payloads are the libraries' own (libdevice's erf returns 0x7fffffff, numpy 0x7fc00000)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(want)].view(np.uint32), want[~np.isnan(want)].view(np.uint32))
 
 
 @pytest.mark.parametrize("op", ["floor_divide", "div_floor", "div_trunc"])

@@ -99,8 +99,8 @@ def lambert_error(depth, samples=4000):
     return worst
 
 
-# erf(x) = x P(t) / Q(t), t = x^2, |x| < ERF_ONE (the smallest float32 whose erf rounds to 1.0f)
-ERF_ONE = mp.mpf(3.919205904006958)
+# erf(x) = x P(t) / Q(t), t = x^2, x clamped to [-4, 4] (erf rounds to 1.0f from 3.9192 on)
+ERF_T = mp.mpf(16)
 
 
 def erf_over_x(t):
@@ -159,8 +159,8 @@ def main():
     print(f"TAN_P = ({', '.join(repr(float(c)) for c in p)})")
     print(f"TAN_Q = ({', '.join(repr(float(c)) for c in q)})")
     m, k = (int(v) for v in degrees.get("ERF", "9/9").split("/"))
-    err, p, q = fit_rational(erf_over_x, ERF_ONE ** 2, m, k)
-    print(f"# ERF_P / ERF_Q: degrees {m}/{k} in t = x^2 on [0, {float(ERF_ONE ** 2):.4f}], max relative error "
+    err, p, q = fit_rational(erf_over_x, ERF_T, m, k)
+    print(f"# ERF_P / ERF_Q: degrees {m}/{k} in t = x^2 on [0, {float(ERF_T):g}], max relative error "
           f"{float(err):.3e} (2^{mp.log(err, 2):.1f})")
     print(f"ERF_P = ({', '.join(repr(c) for c in p)})")
     print(f"ERF_Q = ({', '.join(repr(c) for c in q)})")
