@@ -41,12 +41,12 @@ LOG_Q = tl.constexpr((0.6666666666658715, 0.4000000005230436, 0.2857141712452921
 # sin(r) = r + r z S(z), |r| <= pi/4: 2^-57.3
 SIN_S = tl.constexpr((-0.16666666666666632, 0.008333333333322418, -0.00019841269829811947,
                        2.7557313693443065e-06, -2.5050758366392856e-08, 1.5896810857168664e-10))
-# tan(r) = r P(z) / Q(z), |r| <= pi/4: Lambert's continued fraction at depth 9 (exact rationals,
-# rounded), 2^-60.0. P and Q lie in [0.91, 1] and [0.72, 1]: their Horner sums do not cancel
-TAN_P = tl.constexpr((1.0, -0.13725490196078433, 0.00392156862745098, -2.8729440494146376e-05,
-                      2.901963686277412e-08))
-TAN_Q = tl.constexpr((1.0, -0.47058823529411764, 0.027450980392156862, -0.00040221216691804925,
-                      1.3058836588248353e-06))
+# tan(r) = r P(z) / Q(z), |r| <= pi/4: degrees 3/3 in z (fit_fast32.fit_rational, near-minimax in
+# relative error), 2^-54.2. Lambert's continued fraction at depth 9 (degrees 4/4, 2^-60) cost two
+# more float64 operations per element. P and Q lie in [0.92, 1] and [0.72, 1]: their Horner sums
+# do not cancel
+TAN_P = tl.constexpr((1.0, -0.12828347787438954, 0.0028059190726387726, -7.48364300472418e-06))
+TAN_Q = tl.constexpr((1.0, -0.46161681120772, 0.023344856141809193, -0.00020844816352972708))
 # erf(x) = x P(t) / Q(t), t = x^2 <= 16: degrees 9/9 (fit_fast32.fit_rational: near-minimax in relative
 # error, 2^-49.6 for the rounded coefficients). Every coefficient is positive, so neither Horner sum
 # cancels (condition 1). ERF_K: the rounding test's window for it, E = 2^-45.
@@ -160,8 +160,8 @@ def _divide(n, d, FOLD: tl.constexpr):
 
 
 @triton.jit
-def _horner5(z, c0, c1, c2, c3, c4):
-    return c0 + z * (c1 + z * (c2 + z * (c3 + z * c4)))
+def _horner4(z, c0, c1, c2, c3):
+    return c0 + z * (c1 + z * (c2 + z * c3))
 
 
 @triton.jit
@@ -202,12 +202,13 @@ def rsqrt_fast(x):
 
 # ---------------------------------------------------------------- sin, cos, tan
 @triton.jit
-def _reduce_pio2(x, outside):
-    """x float32, |x| <= 2^19 -> (r, k): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
-    k's low bits as int32 (the quadrant); r is NaN where outside (poison)."""
+def _reduce_pio2(x, outside, SHIFT: tl.constexpr):
+    """x float32, |x| <= 2^19 -> (r, k + SHIFT): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
+    the low bits of k + SHIFT as int32 (the quadrant, moved by SHIFT in the same addition: MAGIC +
+    SHIFT is exact and its low bits carry SHIFT); r is NaN where outside (poison)."""
     X = poison(x.to(tl.float64), outside)   # F2F: integer bit-building measured slower (0.62 vs 0.77 of copy)
-    t = X * _TWO_OVER_PI + _MAGIC
-    k = t - _MAGIC
+    t = X * _TWO_OVER_PI + (_MAGIC + SHIFT)
+    k = t - (_MAGIC + SHIFT)
     quadrant = t.to(tl.int64, bitcast=True).to(tl.int32)
     r = X - k * _PIO2_1
     r = r - k * _PIO2_2
@@ -232,8 +233,7 @@ def sincos_fast(x, SHIFT: tl.constexpr):
     so sin's relative error d reaches cos r as 0.83 d, plus the final fma's 2^-53. A sin and a cos
     polynomial for every element (the form before 2026-12-03) cost 8 more float64 operations."""
     outside = _trig_outside(x)
-    r, quadrant = _reduce_pio2(x, outside)
-    q = quadrant + SHIFT
+    r, q = _reduce_pio2(x, outside, SHIFT)
     odd = (q & 1) != 0
     u = tl.where(odd, r * 0.5, r)
     z = u * u
@@ -246,13 +246,13 @@ def sincos_fast(x, SHIFT: tl.constexpr):
 @triton.jit
 def tan_fast(x):
     """tan r = r P / Q, and -Q / (r P) in odd quadrants (tan(r + pi/2) = -cot r): one quotient of two
-    degree-4 polynomials in z, where sin and cos polynomials and their quotient cost 8 more float64
+    degree-3 polynomials in z, where sin and cos polynomials and their quotient cost 10 more float64
     operations per element."""
     outside = _trig_outside(x)
-    r, quadrant = _reduce_pio2(x, outside)
+    r, quadrant = _reduce_pio2(x, outside, 0)
     z = r * r
-    p = r * _horner5(z, TAN_P[0], TAN_P[1], TAN_P[2], TAN_P[3], TAN_P[4])    # r = -0: p = -0
-    q = _horner5(z, TAN_Q[0], TAN_Q[1], TAN_Q[2], TAN_Q[3], TAN_Q[4])        # >= 0.72
+    p = r * _horner4(z, TAN_P[0], TAN_P[1], TAN_P[2], TAN_P[3])    # r = -0: p = -0
+    q = _horner4(z, TAN_Q[0], TAN_Q[1], TAN_Q[2], TAN_Q[3])        # >= 0.72
     odd = (quadrant & 1) != 0
     y = _divide(tl.where(odd, _minus(q, True), p), tl.where(odd, p, q), True)
     return y, outside

@@ -75,31 +75,15 @@ TABLES = {
 }
 
 
-def lambert(depth):
-    """tan r = r P(z) / Q(z), z = r^2: the convergent of Lambert's continued fraction
-    tan r = r / (1 - z / (3 - z / (5 - ... - z / (2 depth - 1)))), as exact coefficient lists with
-    P(0) = Q(0) = 1. Depth 9 gives 5 + 5 coefficients."""
-    num, den = [mp.mpf(2 * depth - 1)], [mp.mpf(1)]         # the innermost level, num / den
-    for k in range(depth - 1, 0, -1):                        # level k: (2k - 1) - z den / num
-        new = [(2 * k - 1) * c for c in num] + [mp.mpf(0)] * (len(den) + 1 - len(num))
-        for i, c in enumerate(den):
-            new[i + 1] -= c
-        num, den = new, num
-    return [c / num[0] for c in den], [c / num[0] for c in num]
+def tan_over_r(z):
+    if z == 0:
+        return mp.mpf(1)
+    r = mp.sqrt(z)
+    return mp.tan(r) / r
 
 
-def lambert_error(depth, samples=4000):
-    """max |r P/Q / tan r - 1| on (0, pi/4 (1 + 2^-30)]."""
-    p, q = lambert(depth)
-    worst = 0
-    for i in range(1, samples + 1):
-        r = mp.pi / 4 * (1 + mp.mpf(2) ** -30) * i / samples
-        t = r * mp.polyval(list(reversed(p)), r * r) / mp.polyval(list(reversed(q)), r * r)
-        worst = max(worst, abs(t / mp.tan(r) - 1))
-    return worst
-
-
-# erf(x) = x P(t) / Q(t), t = x^2, x clamped to [-4, 4] (erf rounds to 1.0f from 3.9192 on)
+# rationals: tan(r) = r P(z) / Q(z), z = r^2 <= TRIG_Z; erf(x) = x P(t) / Q(t), t = x^2 <= ERF_T,
+# x clamped to [-4, 4] (erf rounds to 1.0f from 3.9192 on)
 ERF_T = mp.mpf(16)
 
 
@@ -152,18 +136,13 @@ def main():
         err = max_error(coef, g, w, mp.mpf(lo), hi)
         print(f"# {name}: degree {deg}, max weighted error {err:.3e} (2^{mp.log(err, 2):.1f})")
         print(f"{name} = ({', '.join(repr(c) for c in coef)})")
-    depth = int(degrees.get("TAN", 9))
-    p, q = lambert(depth)
-    err = lambert_error(depth)
-    print(f"# TAN_P / TAN_Q: Lambert depth {depth}, max relative error {float(err):.3e} (2^{mp.log(err, 2):.1f})")
-    print(f"TAN_P = ({', '.join(repr(float(c)) for c in p)})")
-    print(f"TAN_Q = ({', '.join(repr(float(c)) for c in q)})")
-    m, k = (int(v) for v in degrees.get("ERF", "9/9").split("/"))
-    err, p, q = fit_rational(erf_over_x, ERF_T, m, k)
-    print(f"# ERF_P / ERF_Q: degrees {m}/{k} in t = x^2 on [0, {float(ERF_T):g}], max relative error "
-          f"{float(err):.3e} (2^{mp.log(err, 2):.1f})")
-    print(f"ERF_P = ({', '.join(repr(c) for c in p)})")
-    print(f"ERF_Q = ({', '.join(repr(c) for c in q)})")
+    for name, g, hi, default in [("TAN", tan_over_r, TRIG_Z, "3/3"), ("ERF", erf_over_x, ERF_T, "9/9")]:
+        m, k = (int(v) for v in degrees.get(name, default).split("/"))
+        err, p, q = fit_rational(g, hi, m, k)
+        print(f"# {name}_P / {name}_Q: degrees {m}/{k} in z on [0, {float(hi):g}], max relative error "
+              f"{float(err):.3e} (2^{mp.log(err, 2):.1f})")
+        print(f"{name}_P = ({', '.join(repr(c) for c in p)})")
+        print(f"{name}_Q = ({', '.join(repr(c) for c in q)})")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import triton.language as tl
 from .. import backend
 from ..tensor import Tensor, empty
 from . import iterate
-from .math import DEFERRED, cast, load_as
+from .math import DEFER_OPTIONS, DEFERRED, cast, load_as
 
 MAX_OPERANDS = 3
 MAX_PARAMS = 3
@@ -310,13 +310,15 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     st = plan.strides + [plan.strides[1]] * (MAX_OPERANDS + 1 - len(plan.strides))
     sizes = _pad([plan.C] + plan.outer, fill=1)
     extra = dict({"enable_reflect_ftz": False}, **LAUNCH_OPTIONS) if backend.IS_CUDA else {}
-    pair = _deferred(body, compute) if defer else None
+    registered, pair = body, (_deferred(body, compute) if defer else None)
     exact, (piece_c, n_pieces) = None, (1, 1)
     store_first = False
     if pair is not None:
         (body, exact, store_first), (piece_c, n_pieces) = pair, _pieces(block_r, block_c)
         store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)
         if _flat(plan, params, fault):
+            if backend.IS_CUDA:
+                extra = dict(DEFER_OPTIONS.get(registered, {}), **extra)   # LAUNCH_OPTIONS win
             with _np.errstate(all="ignore"):
                 deferred_flat_kernel[(n_tiles,)](
                     out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces,
