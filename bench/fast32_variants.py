@@ -89,10 +89,65 @@ def rsqrt_nofb(x):
     return y.to(tl.float32)
 
 
+@triton.jit
+def _unpoisoned(y, outside):
+    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
+
+
+@triton.jit
+def _log_np_fast(x):
+    y, o = fast32.log_fast(x, False)
+    return _unpoisoned(y, o)
+
+
+@triton.jit
+def _sin_np_fast(x):
+    y, o = fast32.sincos_fast(x, 0, False)
+    return _unpoisoned(y, o)
+
+
+@triton.jit
+def _cos_np_fast(x):
+    y, o = fast32.sincos_fast(x, 1, False)
+    return _unpoisoned(y, o)
+
+
+@triton.jit
+def _tan_np_fast(x):
+    y, o = fast32.tan_fast(x, False)
+    return _unpoisoned(y, o)
+
+
+@triton.jit
+def log_np(x):
+    return m.log(x)
+
+
+@triton.jit
+def sin_np(x):
+    return m.sin(x)
+
+
+@triton.jit
+def cos_np(x):
+    return m.cos(x)
+
+
+@triton.jit
+def tan_np(x):
+    return m.tan(x)
+
+
+# the deferred bodies with the outside mask held to the end (no NaN poisoning), as before 2026-12-03
+for _b, _f, _e in [(log_np, _log_np_fast, m.log), (sin_np, _sin_np_fast, m.sin), (cos_np, _cos_np_fast, m.cos),
+                   (tan_np, _tan_np_fast, m.tan)]:
+    m.defer(_b, _f, _e, m.DEFERRED[_e][2])
+
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log, "log_nofb": log_nofb, "log_test": log_test,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
-            "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb}
+            "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
+            "log_np": log_np, "sin_np": sin_np, "cos_np": cos_np, "tan_np": tan_np}
 
 
 def main(argv=None) -> int:
@@ -101,6 +156,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
     ap.add_argument("--options", default="", help='launch options for the deferred bodies, e.g. "maxnreg=32;num_warps=8;block=2048"')
+    ap.add_argument("--ab", default="", help='e.g. "log,log_np,sin,sin@maxnreg=32": alternated twice')
     ap.add_argument("--store-after", action="store_true", help="also the deferred bodies with STORE_FIRST off")
     ap.add_argument("--warps", default="", help="e.g. 4,8: the ops below at each num_warps")
     ap.add_argument("--ops", default="add,exp,sqrt,log,sin,cos,tan,rsqrt,floor_divide,erf")
@@ -138,6 +194,17 @@ def main(argv=None) -> int:
             ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
             print(f"{name + ' store-after':>16}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
         launch_mod.STORE_FIRST = True
+    if a.ab:
+        # A/B within one run, each pair twice in alternation (ABAB): "NAME" or "NAME@maxnreg=32"
+        for _ in range(2):
+            for item in a.ab.split(","):
+                name, _, spec = item.partition("@")
+                opts = {k: int(v) for k, v in (kv.split("=") for kv in filter(None, spec.split("+")))}
+                launch_mod.LAUNCH_OPTIONS = opts
+                body = VARIANTS[name]
+                ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
+                print(f"A/B {item:>22}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
+        launch_mod.LAUNCH_OPTIONS = {}
     for spec in filter(None, a.options.split(";")):
         # launch options for the deferred bodies, e.g. "maxnreg=32" or "num_warps=8,maxnreg=32":
         # registers set occupancy (65536 per SM: 32 per thread -> 64 warps, 40 -> 48, 48 -> 40)

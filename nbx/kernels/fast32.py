@@ -94,12 +94,15 @@ def hard_key(y, outside, K: tl.constexpr):
 
 
 @triton.jit
-def poison(v, outside):
+def poison(v, outside, ON: tl.constexpr = True):
     """NaN where outside. Each fast path poisons its first float64 value, so an element outside its
     domain ends in a NaN (every step propagates it) and the key needs no mask held through the
     evaluation: 8 elements per thread kept 8 predicates or registers alive to the end, which took
     tan and log from 32 to 40 registers (64 -> 48 warps per SM, bench/fast32_structure.py)."""
-    return tl.where(outside, float("nan"), v)
+    if ON:
+        return tl.where(outside, float("nan"), v)
+    else:
+        return v                                   # (bench/fast32_variants.py compares both)
 
 
 @triton.jit
@@ -171,7 +174,7 @@ def _horner6(z, c0, c1, c2, c3, c4, c5):
 
 # ---------------------------------------------------------------- log
 @triton.jit
-def log_fast(x):
+def log_fast(x, POISON: tl.constexpr = True):
     """x float32 -> (float64 log(x), relative error < 2^-50; mask of x outside the fast domain)."""
     bits = x.to(tl.int32, bitcast=True)
     # outside: x <= 0, -NaN, subnormal, inf, +NaN. Inside, |log x| is 0 (x = 1, exact) or in
@@ -179,7 +182,7 @@ def log_fast(x):
     outside = (bits - 0x00800000).to(tl.uint32, bitcast=True) >= 0x7F000000
     e = (bits - 0x3F3504F3) >> 23                           # x = 2^e m, m in [sqrt(1/2), sqrt(2))
     m = (bits - (e << 23)).to(tl.float32, bitcast=True)
-    f = poison((m - 1.0).to(tl.float64), outside)          # exact (Sterbenz)
+    f = poison((m - 1.0).to(tl.float64), outside, POISON)  # exact (Sterbenz)
     s = _divide(f, f + 2.0, False)                          # f + 2 exact in float64
     z = s * s
     q = _horner6(z, LOG_Q[0], LOG_Q[1], LOG_Q[2], LOG_Q[3], LOG_Q[4], LOG_Q[5])
@@ -202,11 +205,11 @@ def rsqrt_fast(x):
 
 # ---------------------------------------------------------------- sin, cos, tan
 @triton.jit
-def _reduce_pio2(x, outside, SHIFT: tl.constexpr):
+def _reduce_pio2(x, outside, SHIFT: tl.constexpr, POISON: tl.constexpr):
     """x float32, |x| <= 2^19 -> (r, k + SHIFT): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
     the low bits of k + SHIFT as int32 (the quadrant, moved by SHIFT in the same addition: MAGIC +
     SHIFT is exact and its low bits carry SHIFT); r is NaN where outside (poison)."""
-    X = poison(x.to(tl.float64), outside)   # F2F: integer bit-building measured slower (0.62 vs 0.77 of copy)
+    X = poison(x.to(tl.float64), outside, POISON)   # F2F: integer bit-building measured slower (0.62 vs 0.77 of copy)
     t = X * _TWO_OVER_PI + (_MAGIC + SHIFT)
     k = t - (_MAGIC + SHIFT)
     quadrant = t.to(tl.int64, bitcast=True).to(tl.int32)
@@ -225,7 +228,7 @@ def _trig_outside(x):
 
 
 @triton.jit
-def sincos_fast(x, SHIFT: tl.constexpr):
+def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = True):
     """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one).
 
     One polynomial per element: where the quadrant asks for cos r, it is 1 - 2 sin^2(r/2), with
@@ -233,7 +236,7 @@ def sincos_fast(x, SHIFT: tl.constexpr):
     so sin's relative error d reaches cos r as 0.83 d, plus the final fma's 2^-53. A sin and a cos
     polynomial for every element (the form before 2026-12-03) cost 8 more float64 operations."""
     outside = _trig_outside(x)
-    r, q = _reduce_pio2(x, outside, SHIFT)
+    r, q = _reduce_pio2(x, outside, SHIFT, POISON)
     odd = (q & 1) != 0
     u = tl.where(odd, r * 0.5, r)
     z = u * u
@@ -244,12 +247,12 @@ def sincos_fast(x, SHIFT: tl.constexpr):
 
 
 @triton.jit
-def tan_fast(x):
+def tan_fast(x, POISON: tl.constexpr = True):
     """tan r = r P / Q, and -Q / (r P) in odd quadrants (tan(r + pi/2) = -cot r): one quotient of two
     degree-3 polynomials in z, where sin and cos polynomials and their quotient cost 10 more float64
     operations per element."""
     outside = _trig_outside(x)
-    r, quadrant = _reduce_pio2(x, outside, 0)
+    r, quadrant = _reduce_pio2(x, outside, 0, POISON)
     z = r * r
     p = r * _horner4(z, TAN_P[0], TAN_P[1], TAN_P[2], TAN_P[3])    # r = -0: p = -0
     q = _horner4(z, TAN_Q[0], TAN_Q[1], TAN_Q[2], TAN_Q[3])        # >= 0.72
