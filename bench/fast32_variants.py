@@ -90,64 +90,65 @@ def rsqrt_nofb(x):
 
 
 @triton.jit
-def _unpoisoned(y, outside):
-    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
+def _poisoned(y):
+    r = y.to(tl.float32)
+    return r, fast32.nan_key(y, r, fast32.HARD_K)
 
 
 @triton.jit
-def _log_np_fast(x):
-    y, o = fast32.log_fast(x, False)
-    return _unpoisoned(y, o)
+def _log_p_fast(x):
+    y, o = fast32.log_fast(x, True)
+    return _poisoned(y)
 
 
 @triton.jit
-def _sin_np_fast(x):
-    y, o = fast32.sincos_fast(x, 0, False)
-    return _unpoisoned(y, o)
+def _sin_p_fast(x):
+    y, o = fast32.sincos_fast(x, 0, True)
+    return _poisoned(y)
 
 
 @triton.jit
-def _cos_np_fast(x):
-    y, o = fast32.sincos_fast(x, 1, False)
-    return _unpoisoned(y, o)
+def _cos_p_fast(x):
+    y, o = fast32.sincos_fast(x, 1, True)
+    return _poisoned(y)
 
 
 @triton.jit
-def _tan_np_fast(x):
-    y, o = fast32.tan_fast(x, False)
-    return _unpoisoned(y, o)
+def _tan_p_fast(x):
+    y, o = fast32.tan_fast(x, True)
+    return _poisoned(y)
 
 
 @triton.jit
-def log_np(x):
+def log_p(x):
     return m.log(x)
 
 
 @triton.jit
-def sin_np(x):
+def sin_p(x):
     return m.sin(x)
 
 
 @triton.jit
-def cos_np(x):
+def cos_p(x):
     return m.cos(x)
 
 
 @triton.jit
-def tan_np(x):
+def tan_p(x):
     return m.tan(x)
 
 
-# the deferred bodies with the outside mask held to the end (no NaN poisoning), as before 2026-12-03
-for _b, _f, _e in [(log_np, _log_np_fast, m.log), (sin_np, _sin_np_fast, m.sin), (cos_np, _cos_np_fast, m.cos),
-                   (tan_np, _tan_np_fast, m.tan)]:
+# the deferred bodies poisoned (fast32.poison, nan_key) in place of the mask held to the end
+for _b, _f, _e in [(log_p, _log_p_fast, m.log), (sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
+                   (tan_p, _tan_p_fast, m.tan)]:
     m.defer(_b, _f, _e, m.DEFERRED[_e][2])
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log, "log_nofb": log_nofb, "log_test": log_test,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
-            "log_np": log_np, "sin_np": sin_np, "cos_np": cos_np, "tan_np": tan_np}
+            "log_p": log_p, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p}
 
 
 def main(argv=None) -> int:
@@ -156,7 +157,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
     ap.add_argument("--options", default="", help='launch options for the deferred bodies, e.g. "maxnreg=32;num_warps=8;block=2048"')
-    ap.add_argument("--ab", default="", help='e.g. "log,log_np,sin,sin@maxnreg=32": alternated twice')
+    ap.add_argument("--ab", default="", help='e.g. "log,log_p,sin,sin@maxnreg=32": alternated twice')
     ap.add_argument("--store-after", action="store_true", help="also the deferred bodies with STORE_FIRST off")
     ap.add_argument("--warps", default="", help="e.g. 4,8: the ops below at each num_warps")
     ap.add_argument("--ops", default="add,exp,sqrt,log,sin,cos,tan,rsqrt,floor_divide,erf")

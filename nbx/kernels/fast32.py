@@ -95,14 +95,16 @@ def hard_key(y, outside, K: tl.constexpr):
 
 @triton.jit
 def poison(v, outside, ON: tl.constexpr = True):
-    """NaN where outside. Each fast path poisons its first float64 value, so an element outside its
-    domain ends in a NaN (every step propagates it) and the key needs no mask held through the
-    evaluation: 8 elements per thread kept 8 predicates or registers alive to the end, which took
-    tan and log from 32 to 40 registers (64 -> 48 warps per SM, bench/fast32_structure.py)."""
+    """NaN where outside (ON): an evaluation poisoned at its first float64 value ends in a NaN for
+    every element outside its domain, so its key (nan_key) needs no mask held to the end. erf takes
+    it. For log, sin, cos and tan it is a flag (POISON), off: on the H200 (2026-12-03, one run,
+    bench/fast32_variants.py --ab) poisoned sin ran at 0.86 of copy against 0.95 with the mask held
+    (32 registers and a spill in the fast part against 38), cos 0.87 against 0.91, and log (0.88 /
+    0.90) and tan (0.86 / 0.86) gained nothing."""
     if ON:
         return tl.where(outside, float("nan"), v)
     else:
-        return v                                   # (bench/fast32_variants.py compares both)
+        return v
 
 
 @triton.jit
@@ -174,7 +176,7 @@ def _horner6(z, c0, c1, c2, c3, c4, c5):
 
 # ---------------------------------------------------------------- log
 @triton.jit
-def log_fast(x, POISON: tl.constexpr = True):
+def log_fast(x, POISON: tl.constexpr = False):
     """x float32 -> (float64 log(x), relative error < 2^-50; mask of x outside the fast domain)."""
     bits = x.to(tl.int32, bitcast=True)
     # outside: x <= 0, -NaN, subnormal, inf, +NaN. Inside, |log x| is 0 (x = 1, exact) or in
@@ -200,7 +202,7 @@ def rsqrt_fast(x):
     bits = x.to(tl.int32, bitcast=True)
     # outside: x <= 0 (and -0), -NaN, inf, +NaN; inside, 1/sqrt(x) is in [2^-64, 2^75]
     outside = (bits - 1).to(tl.uint32, bitcast=True) >= 0x7F7FFFFF
-    return libdevice.rsqrt(poison(x.to(tl.float64), outside)), outside
+    return libdevice.rsqrt(x.to(tl.float64)), outside
 
 
 # ---------------------------------------------------------------- sin, cos, tan
@@ -208,7 +210,7 @@ def rsqrt_fast(x):
 def _reduce_pio2(x, outside, SHIFT: tl.constexpr, POISON: tl.constexpr):
     """x float32, |x| <= 2^19 -> (r, k + SHIFT): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
     the low bits of k + SHIFT as int32 (the quadrant, moved by SHIFT in the same addition: MAGIC +
-    SHIFT is exact and its low bits carry SHIFT); r is NaN where outside (poison)."""
+    SHIFT is exact and its low bits carry SHIFT); r is NaN where outside if POISON."""
     X = poison(x.to(tl.float64), outside, POISON)   # F2F: integer bit-building measured slower (0.62 vs 0.77 of copy)
     t = X * _TWO_OVER_PI + (_MAGIC + SHIFT)
     k = t - (_MAGIC + SHIFT)
@@ -228,7 +230,7 @@ def _trig_outside(x):
 
 
 @triton.jit
-def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = True):
+def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = False):
     """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one).
 
     One polynomial per element: where the quadrant asks for cos r, it is 1 - 2 sin^2(r/2), with
@@ -247,7 +249,7 @@ def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = True):
 
 
 @triton.jit
-def tan_fast(x, POISON: tl.constexpr = True):
+def tan_fast(x, POISON: tl.constexpr = False):
     """tan r = r P / Q, and -Q / (r P) in odd quadrants (tan(r + pi/2) = -cot r): one quotient of two
     degree-3 polynomials in z, where sin and cos polynomials and their quotient cost 10 more float64
     operations per element."""

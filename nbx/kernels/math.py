@@ -160,10 +160,8 @@ def defer(body, fast, exact, store_first=True, options=None):
 @triton.jit
 def rounded(y, outside):
     """The deferred form: the float32 value and per-element keys, < 0 where the exact path is needed
-    (fast32.nan_key: y is NaN where outside, so the mask itself is not needed here and dies early);
-    the launcher reduces the keys over the tile after storing the values."""
-    r = y.to(tl.float32)
-    return r, fast32.nan_key(y, r, fast32.HARD_K)
+    (fast32.hard_key); the launcher reduces them over the tile after storing the values."""
+    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
 
 
 @triton.jit
@@ -192,7 +190,7 @@ def _tan_fast(x):
 
 @triton.jit
 def _erf_fast(x):
-    y, outside = fast32.erf_fast(x)
+    y, outside = fast32.erf_fast(x)                # poisoned: NaN where outside
     r = y.to(tl.float32)
     return r, fast32.nan_key(y, r, fast32.ERF_K)
 
