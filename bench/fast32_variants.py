@@ -12,7 +12,12 @@ for every float64 body (log 0.78, sin 0.68); 2 lifted log to 0.90 and rsqrt to 0
 paths (2026-12-03, later): registers decide (<= 40 keeps 48 warps per SM); maxnreg=32 spilled in
 the fast part (log 0.74, sin 0.66, tan 0.70), num_warps 8 was worse (0.73-0.79), BLOCK 2048 with 8
 warps no better (log 0.85, sin 0.90, tan 0.81); negating by * -1 inside the division cost log 2
-registers (log_nofb 0.90 against 0.95 in one run); the store order per body: math.py. Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10]
+registers (log_nofb 0.90 against 0.95 in one run); the store order per body: math.py. With the
+flat deferred kernel (third session of 2026-12-03, reports/h200/bandwidth-20261203-flat.md): the
+NaN-poisoned forms (*_p, fast32.poison) against the mask held to the end, --ab in one run: sin 0.86
+against 0.95, cos 0.87 against 0.91, log and tan no better; maxnreg=32 on the poisoned forms: sin
+0.91, cos 0.90, log 0.82, tan 0.81, erf 0.70 (0.74 without).
+Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10] [--ab log,log_p,sin@maxnreg=32]
 """
 from __future__ import annotations
 

@@ -23,6 +23,10 @@ branch on it is uniform) and runs the exact body over a flagged tile in pieces o
 probability 2K/2^29 = 2^-21, so a 1024-element tile falls back ~1 time in 2000; the result is the
 libdevice path's bit for bit wherever the fast value is not provably the same.
 
+erf is one rational of degrees 9/9 (2^-49 measured) under its own window, E = 2^-45 (ERF_K = 256:
+a tile falls back ~1 time in 1000). libdevice's erf alone ran at 0.49 of copy, the fast path at
+0.72-0.75 (H200, 2026-12-03): 25 float64 operations per element where sin takes 18.
+
 The interpreter runs the same code with numpy (fma unfused: the reductions below use exact products
 so fused and unfused agree; the polynomial errors stay far below E either way).
 """

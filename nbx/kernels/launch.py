@@ -16,7 +16,7 @@ import triton.language as tl
 from .. import backend
 from ..tensor import Tensor, empty
 from . import iterate
-from .math import DEFER_OPTIONS, DEFERRED, cast, load_as
+from .math import DEFERRED, cast, load_as
 
 MAX_OPERANDS = 3
 MAX_PARAMS = 3
@@ -167,8 +167,9 @@ def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces,
                          STORE_FIRST: tl.constexpr):
     """A deferred body (math.defer) over one flat dim: out contiguous, each input contiguous (stride
     1) or one broadcast element (stride 0). The same steps as elementwise_kernel's deferred branch
-    without the 2-D tile's row and column index arithmetic, which cost log 0.84 -> 0.91 and sin 0.86
-    -> 0.93 of copy (H200 2026-12-03, bench/fast32_structure.py against bench/elementwise.py)."""
+    without the 2-D tile's row and column index arithmetic: in one H200 run (2026-12-03) log and sin
+    ran at 0.86 of copy through elementwise_kernel (bench/elementwise.py) and at 0.91 and 0.93 in
+    this form (bench/fast32_structure.py, flat first); through it, the next run measured 0.93, 0.94."""
     pid = tl.program_id(0)
     if INDEX64:
         pid = pid.to(tl.int64)
@@ -310,15 +311,13 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     st = plan.strides + [plan.strides[1]] * (MAX_OPERANDS + 1 - len(plan.strides))
     sizes = _pad([plan.C] + plan.outer, fill=1)
     extra = dict({"enable_reflect_ftz": False}, **LAUNCH_OPTIONS) if backend.IS_CUDA else {}
-    registered, pair = body, (_deferred(body, compute) if defer else None)
+    pair = _deferred(body, compute) if defer else None
     exact, (piece_c, n_pieces) = None, (1, 1)
     store_first = False
     if pair is not None:
         (body, exact, store_first), (piece_c, n_pieces) = pair, _pieces(block_r, block_c)
         store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)
         if _flat(plan, params, fault):
-            if backend.IS_CUDA:
-                extra = dict(DEFER_OPTIONS.get(registered, {}), **extra)   # LAUNCH_OPTIONS win
             with _np.errstate(all="ignore"):
                 deferred_flat_kernel[(n_tiles,)](
                     out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces,

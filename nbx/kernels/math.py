@@ -144,16 +144,13 @@ def fma(a, b, c):
 # deferred exact paths). The bodies themselves are the exact, correctly rounded path: log, sin,
 # cos, tan ran at 0.57-0.68 of copy on it alone (H200, 2026-12-02).
 DEFERRED: dict = {}
-DEFER_OPTIONS: dict = {}
 
 
-def defer(body, fast, exact, store_first=True, options=None):
+def defer(body, fast, exact, store_first=True):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
     the fast values before the tile's key reduction (launch.py); which order needs fewer registers
-    is the body's own affair, as are `options`, Triton launch options for the flat kernel on the GPU
-    (maxnreg)."""
+    is the body's own affair."""
     DEFERRED[body] = (fast, exact, store_first)
-    DEFER_OPTIONS[body] = dict(options or {})
     return body
 
 
