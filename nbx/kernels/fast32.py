@@ -24,8 +24,9 @@ probability 2K/2^29 = 2^-21, so a 1024-element tile falls back ~1 time in 2000; 
 libdevice path's bit for bit wherever the fast value is not provably the same.
 
 erf is one rational of degrees 9/9 under its own window, E = 2^-45 (ERF_K = 256, 15x the worst
-error measured over every float32 input, 2^-48.91; a tile falls back ~1 time in 1000). libdevice's erf alone ran at 0.49 of copy, the fast path at
-0.72-0.75 (H200, 2026-12-03): 25 float64 operations per element where sin takes 18.
+error measured over every float32 input, 2^-48.91; a tile falls back ~1 time in 1000).
+libdevice's erf alone ran at 0.49 of copy, the fast path at 0.72-0.75 (H200, 2026-12-03): 25
+float64 operations per element where sin takes 18.
 
 The interpreter runs the same code with numpy (fma unfused: the reductions below use exact products
 so fused and unfused agree; the polynomial errors stay far below E either way).
