@@ -1,0 +1,93 @@
+"""The flat kernel of the deferred float32 bodies (math.defer), and the body call both kernels share.
+
+launch.py takes deferred_flat_kernel for a deferred launch over one flat dim; everything else runs
+elementwise_kernel there. This module imports nothing of nbx but kernels/math.py, so
+bench/sass_mix.py compiles the very kernel the launcher runs for sm_90 on a machine without a GPU
+(its registers there matched the H200's in every case compared, 2026-12-03).
+"""
+import triton
+import triton.language as tl
+
+from .math import cast, load_as
+
+
+@triton.jit
+def apply_body(BODY: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0, q1, q2):
+    """BODY takes its operands, then its NP scalar parameters."""
+    if N_IN == 1:
+        if NP == 0:
+            return BODY(a)
+        elif NP == 1:
+            return BODY(a, q0)
+        elif NP == 2:
+            return BODY(a, q0, q1)
+        else:
+            return BODY(a, q0, q1, q2)
+    elif N_IN == 2:
+        if NP == 0:
+            return BODY(a, b)
+        elif NP == 1:
+            return BODY(a, b, q0)
+        elif NP == 2:
+            return BODY(a, b, q0, q1)
+        else:
+            return BODY(a, b, q0, q1, q2)
+    else:
+        if NP == 0:
+            return BODY(a, b, c)
+        elif NP == 1:
+            return BODY(a, b, c, q0)
+        elif NP == 2:
+            return BODY(a, b, c, q0, q1)
+        else:
+            return BODY(a, b, c, q0, q1, q2)
+
+
+@triton.jit
+def _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN: tl.constexpr,
+               CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr):
+    a = load_as(tl.load(x0 + offs * s0, mask=mask), CT0)
+    b = a
+    c = a
+    if N_IN > 1:
+        b = load_as(tl.load(x1 + offs * s1, mask=mask), CT1)
+    if N_IN > 2:
+        c = load_as(tl.load(x2 + offs * s2, mask=mask), CT2)
+    return a, b, c
+
+
+@triton.jit
+def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces,
+                         BODY: tl.constexpr, EXACT: tl.constexpr, N_IN: tl.constexpr,
+                         CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
+                         BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
+                         STORE_FIRST: tl.constexpr):
+    """A deferred body (math.defer) over one flat dim: out contiguous, each input contiguous (stride
+    1) or one broadcast element (stride 0). The same steps as elementwise_kernel's deferred branch
+    without the 2-D tile's row and column index arithmetic: in one H200 run (2026-12-03) log and sin
+    ran at 0.86 of copy through elementwise_kernel (bench/elementwise.py) and at 0.91 and 0.93 in
+    this form (bench/fast32_structure.py, flat first); through it, the next run measured 0.93, 0.94."""
+    pid = tl.program_id(0)
+    if INDEX64:
+        pid = pid.to(tl.int64)
+    base = pid * BLOCK
+    offs = base + tl.arange(0, BLOCK)
+    mask = offs < n
+    a, b, c = _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN, CT0, CT1, CT2)
+    res, key = apply_body(BODY, N_IN, 0, a, b, c, 0, 0, 0)
+    if STORE_FIRST:
+        tl.store(out + offs, cast(res, OUT_T), mask=mask)
+    hard = tl.min(tl.where(mask, key, 0)) < 0
+    if not STORE_FIRST:
+        if not hard:
+            tl.store(out + offs, cast(res, OUT_T), mask=mask)
+    if hard:
+        if STORE_FIRST:
+            tl.debug_barrier()   # every fast store of the tile before any piece's store
+        j = 0
+        while j < n_pieces:
+            po = base + j * PIECE_C + tl.arange(0, PIECE_C)
+            pm = po < n
+            pa, pb, pc = _load_flat(x0, x1, x2, po, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
+            tl.store(out + po, cast(apply_body(EXACT, N_IN, 0, pa, pb, pc, 0, 0, 0), OUT_T), mask=pm)
+            j += 1
