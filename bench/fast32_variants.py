@@ -95,33 +95,27 @@ def rsqrt_nofb(x):
 
 
 @triton.jit
-def _poisoned(y):
-    r = y.to(tl.float32)
-    return r, fast32.nan_key(y, r, fast32.HARD_K)
-
-
-@triton.jit
 def _log_p_fast(x):
     y, o = fast32.log_fast(x, True)
-    return _poisoned(y)
+    return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit
 def _sin_p_fast(x):
     y, o = fast32.sincos_fast(x, 0, True)
-    return _poisoned(y)
+    return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit
 def _cos_p_fast(x):
     y, o = fast32.sincos_fast(x, 1, True)
-    return _poisoned(y)
+    return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit
 def _tan_p_fast(x):
     y, o = fast32.tan_fast(x, True)
-    return _poisoned(y)
+    return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit

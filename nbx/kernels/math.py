@@ -186,10 +186,16 @@ def _tan_fast(x):
 
 
 @triton.jit
+def rounded_poisoned(y, K: tl.constexpr):
+    """rounded for a poisoned evaluation (fast32.poison: y is NaN where outside): keys by nan_key."""
+    r = y.to(tl.float32)
+    return r, fast32.nan_key(y, r, K)
+
+
+@triton.jit
 def _erf_fast(x):
     y, outside = fast32.erf_fast(x)                # poisoned: NaN where outside
-    r = y.to(tl.float32)
-    return r, fast32.nan_key(y, r, fast32.ERF_K)
+    return rounded_poisoned(y, fast32.ERF_K)
 
 
 @triton.jit
