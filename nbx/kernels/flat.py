@@ -91,3 +91,57 @@ def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces,
             pa, pb, pc = _load_flat(x0, x1, x2, po, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
             tl.store(out + po, cast(apply_body(EXACT, N_IN, 0, pa, pb, pc, 0, 0, 0), OUT_T), mask=pm)
             j += 1
+
+
+@triton.jit
+def deferred_fast_kernel(out, x0, x1, x2, n, s0, s1, s2, flags,
+                         BODY: tl.constexpr, N_IN: tl.constexpr,
+                         CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
+                         BLOCK: tl.constexpr, INDEX64: tl.constexpr):
+    """The first of two launches for a deferred body over one flat dim: the fast values stored, and
+    flags[tile] = 1 where any element's key is < 0. No reduction, no barrier and no exact code in
+    this kernel, so its registers are the fast body's own; deferred_fixup_kernel then recomputes
+    the flagged tiles."""
+    pid = tl.program_id(0)
+    if INDEX64:
+        pid = pid.to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a, b, c = _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN, CT0, CT1, CT2)
+    res, key = apply_body(BODY, N_IN, 0, a, b, c, 0, 0, 0)
+    tl.store(out + offs, cast(res, OUT_T), mask=mask)
+    tl.store(flags + (pid + offs * 0), tl.full(offs.shape, 1, tl.int32), mask=mask & (key < 0))
+
+
+@triton.jit
+def deferred_fixup_kernel(out, x0, x1, x2, n, s0, s1, s2, flags, n_tiles, n_pieces,
+                          EXACT: tl.constexpr, N_IN: tl.constexpr,
+                          CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
+                          BLOCK: tl.constexpr, PIECE_C: tl.constexpr, FB: tl.constexpr, INDEX64: tl.constexpr):
+    """The second launch: program p takes the flags of tiles p, p + G, p + 2G, ... (G programs, FB
+    flags per load), recomputes each flagged tile with the exact body in pieces, and clears its flag
+    (the flags are all zero again when it ends). Strided, so a region of hard tiles (NaNs, huge
+    trig arguments) spreads over every program."""
+    pid = tl.program_id(0)
+    G = tl.num_programs(0)
+    if INDEX64:
+        pid = pid.to(tl.int64)
+    lane = tl.arange(0, FB)
+    k = pid * 0
+    while k < n_tiles:
+        ft = k + pid + lane * G
+        f = tl.load(flags + ft, mask=ft < n_tiles, other=0)
+        while tl.max(f, 0) > 0:
+            i = tl.argmax(f, 0)
+            t = k + pid + i * G
+            f = tl.where(lane == i, 0, f)
+            tl.store(flags + t, 0)
+            base = t * BLOCK
+            j = 0
+            while j < n_pieces:
+                po = base + j * PIECE_C + tl.arange(0, PIECE_C)
+                pm = po < n
+                pa, pb, pc = _load_flat(x0, x1, x2, po, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
+                tl.store(out + po, cast(apply_body(EXACT, N_IN, 0, pa, pb, pc, 0, 0, 0), OUT_T), mask=pm)
+                j += 1
+        k += FB * G
