@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     flags = nbx.zeros(n // 128 + 1, dtype="int32")
     extra = {"enable_reflect_ftz": False} if backend.IS_CUDA else {}
     for op in a.ops.split(","):
-        fast, exact = m.DEFERRED[getattr(m, op)][:2]
+        fast, exact, _ = m.DEFERRED[getattr(m, op)]
         for block, warps in [(b, w) for b in map(int, a.blocks.split(",")) for w in map(int, a.warps.split(","))]:
             tiles = triton.cdiv(n, block)
             opts = dict(extra, num_warps=warps) if backend.IS_CUDA else {}

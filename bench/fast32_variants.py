@@ -225,8 +225,7 @@ def main(argv=None) -> int:
 def print_registers():
     """Registers and spills of every element-wise kernel this process compiled (GPU only)."""
     kernels = []
-    for fn in (launch_mod.elementwise_kernel, launch_mod.deferred_flat_kernel, launch_mod.deferred_fast_kernel,
-               launch_mod.deferred_fixup_kernel):
+    for fn in (launch_mod.elementwise_kernel, launch_mod.deferred_flat_kernel):
         for dev in getattr(fn, "device_caches", {}).values():
             kernels += list(dev[0].values())
     for k in kernels:

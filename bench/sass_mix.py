@@ -39,7 +39,7 @@ _OP = re.compile(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)")
 flat = importlib.import_module(_pkg.__name__ + ".flat")
 
 
-def compile_sass(fast, exact, store_first=True, n_in=1, twopass=False, **options) -> tuple[str, str]:
+def compile_sass(fast, exact, store_first=True, n_in=1, **options) -> tuple[str, str]:
     """launch's deferred_flat_kernel for one deferred pair, as the launcher runs it on 2^28 float32
     elements: pointers and n divisible by 16, unit strides specialized (the values Triton's
     specialization gives them), 1024-element tiles, pieces of 128."""
@@ -47,16 +47,8 @@ def compile_sass(fast, exact, store_first=True, n_in=1, twopass=False, **options
            "s1": "constexpr", "s2": "constexpr", "n_pieces": "i32"}
     consts = dict(s0=1, s1=1, s2=1, BODY=fast, EXACT=exact, N_IN=n_in, CT0=tl.float32, CT1=tl.float32,
                   CT2=tl.float32, OUT_T=tl.float32, BLOCK=1024, PIECE_C=128, INDEX64=False, STORE_FIRST=store_first)
-    kernel = flat.deferred_flat_kernel
-    if twopass:
-        # the first launch of the two-pass form: no EXACT, no pieces; a flags pointer
-        sig = {k: v for k, v in sig.items() if k != "n_pieces"}
-        sig["flags"] = "*i32"
-        for k in ("EXACT", "PIECE_C", "STORE_FIRST"):
-            consts.pop(k)
-        kernel = flat.deferred_fast_kernel
     sig.update({k: "constexpr" for k in consts if k not in sig})
-    src = triton.compiler.ASTSource(fn=kernel, signature=sig, constexprs=consts,
+    src = triton.compiler.ASTSource(fn=flat.deferred_flat_kernel, signature=sig, constexprs=consts,
                                     attrs={(i,): [["tt.divisibility", 16]] for i in range(5)})
     cc = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False, **options})
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
@@ -73,11 +65,9 @@ def main(argv=None) -> int:
     dump = args[args.index("--dump") + 1] if "--dump" in args else None
     maxnreg = args[args.index("--maxnreg") + 1] if "--maxnreg" in args else None
     options = {"maxnreg": int(maxnreg)} if maxnreg else {}
-    if "--twopass" in args:
-        options["twopass"] = True
     names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg)] or ["log", "sin", "cos", "tan", "rsqrt", "erf"]
     for name in ([dump] if dump else names):
-        fast, exact, first, _ = m.DEFERRED[getattr(m, name)]
+        fast, exact, first = m.DEFERRED[getattr(m, name)]
         sass, regs = compile_sass(fast, exact, first, **options)
         head = sass.split("BAR.SYNC")[0]
         if dump:

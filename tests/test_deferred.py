@@ -25,7 +25,7 @@ def _hard_input(n, seed=0):
 
 def _exact(op, x: nbx.Tensor) -> np.ndarray:
     """The exact body alone over every element (the deferral's reference)."""
-    fast, exact = m.DEFERRED[UNARY[op]][:2]
+    fast, exact, _ = m.DEFERRED[UNARY[op]]
     out = nbx.empty(x.shape, dtype="float32")
     launch.launch(exact, out, [x], [], compute=[nbx.float32], op=op, defer=False)
     return out.numpy()
@@ -41,12 +41,10 @@ def piece(request, monkeypatch):
     return request.param
 
 
-@pytest.fixture(params=["twopass", "flat", "tiled"])
+@pytest.fixture(params=[True, False], ids=["flat", "tiled"])
 def kernel(request, monkeypatch):
-    """The two-pass flat launches (deferred_fast_kernel, deferred_fixup_kernel), the one-pass
-    deferred_flat_kernel (contiguous operands) or elementwise_kernel's deferred branch."""
-    monkeypatch.setattr(launch, "FLAT", request.param != "tiled")
-    monkeypatch.setattr(launch, "TWOPASS", request.param == "twopass")
+    """deferred_flat_kernel (contiguous operands) or elementwise_kernel's deferred branch."""
+    monkeypatch.setattr(launch, "FLAT", request.param)
     return request.param
 
 
@@ -112,21 +110,6 @@ def test_deferred_division_by_a_scalar(mode, kernel):
     B = nbx.from_numpy(np.full(a.shape, 0.1, dtype=np.float32))
     launch.launch(exact, out, [A, B], [], compute=[nbx.float32, nbx.float32], op="div", defer=False)
     np.testing.assert_array_equal(_bits(got), _bits(out.numpy()))
-
-
-@pytest.mark.parametrize("op", ["log", "erf"])
-@pytest.mark.parametrize("programs,flags", [(1, 4), (3, 4), (5, 64)])
-def test_two_pass_fixup_over_many_tiles(op, programs, flags, monkeypatch):
-    # tiles of 512 elements: 79 tiles, taken by 1-5 fix-up programs in chunks of 4 or 64 flags
-    monkeypatch.setattr(launch, "_MAX_C", 512)
-    monkeypatch.setattr(launch, "PIECE", 128)
-    monkeypatch.setattr(launch, "FIX_PROGRAMS", programs)
-    monkeypatch.setattr(launch, "FIX_FLAGS", flags)
-    x = _hard_input(40000, seed=3)
-    x[20000:24000] = np.nan                                 # a run of hard tiles
-    X = nbx.from_numpy(x)
-    np.testing.assert_array_equal(_bits(getattr(nbx, op)(X).numpy()), _bits(_exact(op, X)))
-    assert not launch.tile_flags(1).numpy().any()           # every flag cleared again
 
 
 def test_which_deferred_launches_are_flat():

@@ -14,9 +14,9 @@ import triton
 import triton.language as tl
 
 from .. import backend
-from ..tensor import Tensor, empty, zeros
+from ..tensor import Tensor, empty
 from . import iterate
-from .flat import apply_body as _apply, deferred_fast_kernel, deferred_fixup_kernel, deferred_flat_kernel
+from .flat import apply_body as _apply, deferred_flat_kernel
 from .math import DEFERRED, cast, load_as
 
 MAX_OPERANDS = 3
@@ -192,27 +192,8 @@ STORE_FIRST = True
 # deferred_flat_kernel; False sends them through elementwise_kernel too (tests and benchmarks)
 FLAT = True
 
-# deferred bodies over one flat dim, where out= aliases no input, run in two launches
-# (deferred_fast_kernel, deferred_fixup_kernel); False keeps them in deferred_flat_kernel's one
-TWOPASS = True
-
-# the fix-up launch: at most FIX_PROGRAMS programs, each reading FIX_FLAGS tile flags at a time
-# (CUDA: 8 programs of 4 warps per SM of the H200; the interpreter: one program, whole tiles)
-FIX_PROGRAMS, FIX_FLAGS = (1056, 256) if backend.IS_CUDA else (1, 64)
-
 # extra Triton launch options (num_warps, ...) for the benchmarks' sweeps; empty in use
 LAUNCH_OPTIONS: dict = {}
-
-_TILE_FLAGS: Tensor | None = None
-
-
-def tile_flags(n_tiles: int) -> Tensor:
-    """One int32 flag per tile of a two-pass launch, all zero between launches (the fix-up kernel
-    clears each flag it takes)."""
-    global _TILE_FLAGS
-    if _TILE_FLAGS is None or _TILE_FLAGS.numel() < n_tiles:
-        _TILE_FLAGS = zeros(_next_pow2(max(n_tiles, 1024)), dtype="int32")
-    return _TILE_FLAGS
 
 _FAULT_FLAG: Tensor | None = None
 _ZERO = _np.zeros(1, dtype=_np.int32)
@@ -228,24 +209,6 @@ def fault_flag() -> Tensor:
 def _pad(seq, fill=0):
     seq = list(seq)
     return tuple(seq + [fill] * (iterate.MAX_RANK - len(seq)))
-
-
-def _two_pass(pair, out, xs, plan, st, n_tiles, block_c, piece_c, n_pieces, n_in, cts, extra):
-    """A deferred body over one flat dim in two launches: the fast values and a flag per tile with
-    any key < 0 (no exact code, so the kernel has the fast body's registers: sm_90 log, tan and
-    erf at 32 without a spill under maxnreg=32 where the one-pass kernel takes 40, bench/sass_mix.py
-    --twopass), then the exact body over the flagged tiles."""
-    flags = tile_flags(n_tiles)
-    common = dict(N_IN=n_in, CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl, BLOCK=block_c,
-                  INDEX64=plan.index64)
-    fast_options = dict(extra, **dict(pair.options)) if backend.IS_CUDA else extra
-    args = (out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], flags)
-    with _np.errstate(all="ignore"):
-        deferred_fast_kernel[(n_tiles,)](*args, BODY=pair.fast, **common, **fast_options)
-        if not backend.IS_CUDA and not flags.numpy()[:n_tiles].any():
-            return          # host memory: the interpreter reads the flags instead of a launch (~12 ms)
-        deferred_fixup_kernel[(min(n_tiles, FIX_PROGRAMS),)](
-            *args, n_tiles, n_pieces, EXACT=pair.exact, PIECE_C=piece_c, FB=FIX_FLAGS, **common, **extra)
 
 
 def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, compute, op: str,
@@ -271,12 +234,8 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     exact, (piece_c, n_pieces) = None, (1, 1)
     store_first = False
     if pair is not None:
-        (body, exact), (piece_c, n_pieces) = pair[:2], _pieces(block_r, block_c)
-        aliased = any(t._storage is out._storage for t in inputs)
-        store_first = pair.store_first and STORE_FIRST and not aliased
-        if _flat(plan, params, fault) and TWOPASS and not aliased:
-            _two_pass(pair, out, xs, plan, st, n_tiles, block_c, piece_c, n_pieces, len(inputs), cts, extra)
-            return False
+        (body, exact, store_first), (piece_c, n_pieces) = pair, _pieces(block_r, block_c)
+        store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)
         if _flat(plan, params, fault):
             with _np.errstate(all="ignore"):
                 deferred_flat_kernel[(n_tiles,)](

@@ -15,8 +15,6 @@ for any tile the test cannot vouch for (launch.py's deferred exact paths, `defer
 results are the same bit for bit.
 tl.exp is `ex2.approx(x*log2e)`: 60 ulp; never used here.
 """
-from typing import NamedTuple
-
 import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
@@ -148,19 +146,11 @@ def fma(a, b, c):
 DEFERRED: dict = {}
 
 
-class Deferred(NamedTuple):
-    fast: object
-    exact: object
-    store_first: bool = True      # one-pass kernels: store the fast values before the tile's key reduction
-    options: tuple = ()           # (name, value) launch options of the two-pass fast kernel on CUDA
-
-
-def defer(body, fast, exact, store_first=True, options=()):
+def defer(body, fast, exact, store_first=True):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
-    the fast values before the tile's key reduction (launch.py's one-pass kernels); which order
-    needs fewer registers is the body's own affair, as are the options (maxnreg) of the two-pass
-    fast kernel, which holds no exact code."""
-    DEFERRED[body] = Deferred(fast, exact, store_first, tuple(options))
+    the fast values before the tile's key reduction (launch.py); which order needs fewer registers
+    is the body's own affair."""
+    DEFERRED[body] = (fast, exact, store_first)
     return body
 
 
