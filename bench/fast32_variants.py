@@ -17,7 +17,9 @@ flat deferred kernel (third session of 2026-12-03, reports/h200/bandwidth-202612
 NaN-poisoned forms (*_p, fast32.poison) against the mask held to the end, --ab in one run: sin 0.86
 against 0.95, cos 0.87 against 0.91, log and tan no better; maxnreg=32 on the poisoned forms: sin
 0.91, cos 0.90, log 0.82, tan 0.81, erf 0.70 (0.74 without).
-Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10] [--ab log,log_p,sin@maxnreg=32]
+The division form of log and its variants went with it on 2026-12-03 (log now reads a table:
+fast32.log_table_fast).
+Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10] [--ab sin,sin_p,sin@maxnreg=32]
 """
 from __future__ import annotations
 
@@ -53,18 +55,6 @@ def _test_only(y, outside):
 
 
 @triton.jit
-def log_nofb(x):
-    y, o = fast32.log_fast(x)
-    return y.to(tl.float32)
-
-
-@triton.jit
-def log_test(x):
-    y, o = fast32.log_fast(x)
-    return _test_only(y, o)
-
-
-@triton.jit
 def sin_nofb(x):
     y, o = fast32.sincos_fast(x, 0)
     return y.to(tl.float32)
@@ -95,12 +85,6 @@ def rsqrt_nofb(x):
 
 
 @triton.jit
-def _log_p_fast(x):
-    y, o = fast32.log_fast(x, True)
-    return m.rounded_poisoned(y, fast32.HARD_K)
-
-
-@triton.jit
 def _sin_p_fast(x):
     y, o = fast32.sincos_fast(x, 0, True)
     return m.rounded_poisoned(y, fast32.HARD_K)
@@ -119,8 +103,20 @@ def _tan_p_fast(x):
 
 
 @triton.jit
-def log_p(x):
-    return m.log(x)
+def tan_quotient(x):
+    """tan's fast path with fast32._quotient (4 float64 operations) in place of _divide (5)."""
+    return fast32.tan_fast(x, False, True)
+
+
+@triton.jit
+def _tan_q_fast(x):
+    y, o = tan_quotient(x)
+    return m.rounded(y, o)
+
+
+@triton.jit
+def tan_q(x):
+    return m.tan(x)
 
 
 @triton.jit
@@ -139,15 +135,15 @@ def tan_p(x):
 
 
 # the deferred bodies poisoned (fast32.poison, nan_key) in place of the mask held to the end
-for _b, _f, _e in [(log_p, _log_p_fast, m.log), (sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
-                   (tan_p, _tan_p_fast, m.tan)]:
+for _b, _f, _e in [(sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
+                   (tan_p, _tan_p_fast, m.tan), (tan_q, _tan_q_fast, m.tan)]:
     m.defer(_b, _f, _e, m.DEFERRED[_e][2])
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
-            "log": m.log, "log_nofb": log_nofb, "log_test": log_test,
+            "log": m.log,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
-            "log_p": log_p, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p}
+            "tan_q": tan_q, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p}
 
 
 def main(argv=None) -> int:
@@ -156,7 +152,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
     ap.add_argument("--options", default="", help='launch options for the deferred bodies, e.g. "maxnreg=32;num_warps=8;block=2048"')
-    ap.add_argument("--ab", default="", help='e.g. "log,log_p,sin,sin@maxnreg=32": alternated twice')
+    ap.add_argument("--ab", default="", help='e.g. "tan,tan_p,sin@maxnreg=32": alternated twice')
     ap.add_argument("--store-after", action="store_true", help="also the deferred bodies with STORE_FIRST off")
     ap.add_argument("--warps", default="", help="e.g. 4,8: the ops below at each num_warps")
     ap.add_argument("--ops", default="add,exp,sqrt,log,sin,cos,tan,rsqrt,floor_divide,erf")

@@ -39,17 +39,17 @@ _OP = re.compile(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)")
 flat = importlib.import_module(_pkg.__name__ + ".flat")
 
 
-def compile_sass(fast, exact, store_first=True, n_in=1, **options) -> tuple[str, str]:
+def compile_sass(fast, exact, store_first=True, n_in=1, table=False, **options) -> tuple[str, str]:
     """launch's deferred_flat_kernel for one deferred pair, as the launcher runs it on 2^28 float32
     elements: pointers and n divisible by 16, unit strides specialized (the values Triton's
     specialization gives them), 1024-element tiles, pieces of 128."""
     sig = {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "n": "i32", "s0": "constexpr",
-           "s1": "constexpr", "s2": "constexpr", "n_pieces": "i32"}
-    consts = dict(s0=1, s1=1, s2=1, BODY=fast, EXACT=exact, N_IN=n_in, CT0=tl.float32, CT1=tl.float32,
+           "s1": "constexpr", "s2": "constexpr", "n_pieces": "i32", "tab": "*fp64"}
+    consts = dict(s0=1, s1=1, s2=1, BODY=fast, EXACT=exact, TAB=table, N_IN=n_in, CT0=tl.float32, CT1=tl.float32,
                   CT2=tl.float32, OUT_T=tl.float32, BLOCK=1024, PIECE_C=128, INDEX64=False, STORE_FIRST=store_first)
     sig.update({k: "constexpr" for k in consts if k not in sig})
     src = triton.compiler.ASTSource(fn=flat.deferred_flat_kernel, signature=sig, constexprs=consts,
-                                    attrs={(i,): [["tt.divisibility", 16]] for i in range(5)})
+                                    attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 4, 9)})
     cc = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False, **options})
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cc.asm["cubin"])
@@ -67,8 +67,8 @@ def main(argv=None) -> int:
     options = {"maxnreg": int(maxnreg)} if maxnreg else {}
     names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg)] or ["log", "sin", "cos", "tan", "rsqrt", "erf"]
     for name in ([dump] if dump else names):
-        fast, exact, first = m.DEFERRED[getattr(m, name)]
-        sass, regs = compile_sass(fast, exact, first, **options)
+        fast, exact, first, table = m.DEFERRED[getattr(m, name)]
+        sass, regs = compile_sass(fast, exact, first, table=table is not None, **options)
         head = sass.split("BAR.SYNC")[0]
         if dump:
             print("\n".join(line.strip() for line in head.splitlines() if _OP.search(line)))

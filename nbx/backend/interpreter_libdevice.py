@@ -48,6 +48,25 @@ def _cbrt(x):
     return np.cbrt(x.astype(np.longdouble)).astype(x.dtype)
 
 
+def _fma(a, b, c):
+    """fmaf as the GPU's FFMA computes it: a*b + c rounded once. The float32 product is exact in
+    float64, the sum's error is recovered (TwoSum) and the float64 sum is rounded to odd, so the one
+    rounding to float32 is correct (2 + 24 < 53 bits). float64: a*b + c, unfused (no exact product
+    in numpy; nbx's float64 arithmetic does not rely on fma being fused)."""
+    if a.dtype != np.float32:
+        return a * b + c
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c = np.asarray(c).astype(np.float64)
+    s = p + c
+    v = s - p
+    err = (p - (s - v)) + (c - v)
+    bits = s.view(np.int64)
+    inexact = (err != 0) & np.isfinite(s)
+    bits = np.where(inexact & ((err < 0) != (s < 0)), bits - 1, bits)   # toward zero: truncation
+    bits = np.where(inexact, bits | 1, bits)                             # then odd
+    return bits.view(np.float64).astype(np.float32)
+
+
 def _signbit(x):
     return np.signbit(x).astype(np.int32)
 
@@ -64,7 +83,7 @@ SYMBOLS = {
     "atan2": np.arctan2, "hypot": np.hypot, "pow": np.power, "fmod": np.fmod,
     "rint": np.rint, "nearbyint": np.rint, "trunc": np.trunc, "floor": np.floor, "ceil": np.ceil,
     "copysign": np.copysign, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin,
-    "fma": lambda a, b, c: a * b + c, "signbit": _signbit, "drcp_rn": _reciprocal, "rcp64h": _rcp64h, "frcp_rn": _reciprocal,
+    "fma": _fma, "fast_fdivide": lambda a, b: (a / b).astype(a.dtype), "signbit": _signbit, "drcp_rn": _reciprocal, "rcp64h": _rcp64h, "frcp_rn": _reciprocal,
 }
 
 

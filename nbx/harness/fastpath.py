@@ -18,7 +18,7 @@ import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
 from .. import empty, from_numpy
-from ..kernels import fast32
+from ..kernels import fast32, launch
 from ..ops import arithmetic
 
 BLOCK = 1024
@@ -70,8 +70,8 @@ def _erf_clamped_ref(w):
 
 
 # name: (fast path, libdevice reference, what the fast value approximates, the rounding test's
-# window K in float64 ulps: E = K 2^-53)
-FNS = {"log": (fast32.log_fast, _log_ref, _log_ref, fast32.HARD_K),
+# window K in float64 ulps: E = K 2^-53[, the fast path's table: fast(x, table)])
+FNS = {"log": (fast32.log_table_fast, _log_ref, _log_ref, fast32.HARD_K, fast32.LOG_TABLE),
        "sin": (_sin_fast, _sin_ref, _sin_ref, fast32.HARD_K),
        "cos": (_cos_fast, _cos_ref, _cos_ref, fast32.HARD_K),
        "tan": (fast32.tan_fast, _tan_ref, _tan_ref, fast32.HARD_K),
@@ -85,12 +85,15 @@ def bound(name: str) -> float:
 
 
 @triton.jit
-def _probe(err_out, hard_out, wrong_out, first_out, start, stride, FAST: tl.constexpr, REF: tl.constexpr,
-           APPROX: tl.constexpr, K: tl.constexpr, BLOCK: tl.constexpr):
+def _probe(err_out, hard_out, wrong_out, first_out, start, stride, tab, FAST: tl.constexpr, TAB: tl.constexpr,
+           REF: tl.constexpr, APPROX: tl.constexpr, K: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     i = (start + (pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)) * stride) & 0xFFFFFFFF
     x = i.to(tl.uint32).to(tl.float32, bitcast=True)
-    y, outside = FAST(x)
+    if TAB:
+        y, outside = FAST(x, tab)
+    else:
+        y, outside = FAST(x)
     ref = REF(x.to(tl.float64))
     hard = outside | fast32.hard_to_round(y, K)
     y32 = y.to(tl.float32)
@@ -108,16 +111,19 @@ def _probe(err_out, hard_out, wrong_out, first_out, start, stride, FAST: tl.cons
 
 
 def probe_unary(name: str, log2n: int, start: int, stride: int, chunk_log2: int) -> dict:
-    fast, ref, approx, k = FNS[name]
+    fast, ref, approx, k = FNS[name][:4]
+    table = FNS[name][4] if len(FNS[name]) > 4 else None
     n = 1 << log2n
     chunk = min(n, 1 << chunk_log2)
     tiles = chunk // BLOCK
     err, hard, wrong, first = (empty(tiles, dtype=d) for d in ("float64", "int32", "int32", "int64"))
+    tab = err if table is None else launch.device_table(table)
     wrong_inputs = []
     worst, n_hard, n_tiles_hard, n_wrong = 0.0, 0, 0, 0
     t = time.perf_counter()
     for c in range(n // chunk):
-        _probe[(tiles,)](err, hard, wrong, first, start + c * chunk * stride, stride, FAST=fast, REF=ref, APPROX=approx, K=k,
+        _probe[(tiles,)](err, hard, wrong, first, start + c * chunk * stride, stride, tab, FAST=fast,
+                         TAB=table is not None, REF=ref, APPROX=approx, K=k,
                          BLOCK=BLOCK, enable_reflect_ftz=False)
         e, h, w = err.numpy(), hard.numpy(), wrong.numpy()
         worst = max(worst, float(e.max()))

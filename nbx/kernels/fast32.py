@@ -31,6 +31,8 @@ float64 operations per element where sin takes 18.
 The interpreter runs the same code with numpy (fma unfused: the reductions below use exact products
 so fused and unfused agree; the polynomial errors stay far below E either way).
 """
+import mpmath
+import numpy as np
 import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
@@ -40,9 +42,19 @@ HARD_K = tl.constexpr(128)
 _MAGIC = tl.constexpr(6755399441055744.0)      # 1.5 * 2^52: y + MAGIC - MAGIC rounds y to an integer
 
 # coefficients from nbx/kernels/fit_fast32.py (near-minimax, printed error of the rounded coefficients)
-# log(1+f) = 2s + s z Q(z), s = f/(2+f), z = s^2 <= 0.02944: weighted error 2^-52.2
-LOG_Q = tl.constexpr((0.6666666666658715, 0.4000000005230436, 0.28571417124529214, 0.22223372075668854,
-                       0.18123629358833077, 0.1681998640466705))
+# log1p(r) = r + r^2 P(r), |r| <= sqrt(2) 0.54/128 = 2^-7.4: relative error 2^-51.8 (fit_fast32)
+LOG1P_P = tl.constexpr((-0.5000000000000008, 0.33333333325535164, -0.24999999983030136, 0.2000070803547814,
+                        -0.16667524483241794))
+# log(k/128) for the k = round(128/z) of z in [sqrt(1/2), sqrt(2)): k in [91, 181], the table one wider
+# each side for the approximate reciprocal; -log(k/128) rounded to float64 (mpmath, 40 digits)
+LOG_K0 = tl.constexpr(90)
+with mpmath.workdps(40):
+    LOG_TABLE = np.array([float(-mpmath.log(mpmath.mpf(k) / 128)) for k in range(90, 183)], dtype=np.float64)
+# 1/z on [sqrt(1/2), sqrt(2)] to within 0.04/128 in float32 (near-minimax, degree 4; fit_fast32
+# LOG_RCP): k/128 = the value rounded to a multiple of 2^-7, |k - 128/z| <= 0.54, |r| <= 2^-7.4
+LOG_RCP = tl.constexpr((5.0605958802348345, -10.0898113093196, 9.907761949710892, -4.792901793646995,
+                        0.9142036688185632))
+_MAGIC_K = tl.constexpr(98304.0)               # 1.5 * 2^16, ulp 2^-7: v + MAGIC_K - MAGIC_K rounds v to k/128
 # sin(r) = r + r z S(z), |r| <= pi/4: 2^-57.3
 SIN_S = tl.constexpr((-0.16666666666666632, 0.008333333333322418, -0.00019841269829811947,
                        2.7557313693443065e-06, -2.5050758366392856e-08, 1.5896810857168664e-10))
@@ -170,6 +182,15 @@ def _divide(n, d, FOLD: tl.constexpr):
 
 
 @triton.jit
+def _quotient(n, d, FOLD: tl.constexpr):
+    """n/d to ~2^-52 relative (normal d) in 4 float64 operations where _divide takes 5: r = the
+    hardware's ~2^-20 reciprocal, e = 1 - d r, 1/d = r (1 + e + e^2) + O(e^3 = 2^-60), one product."""
+    r = libdevice.rcp64h(d)
+    e = tl.fma(_minus(d, FOLD), r, 1.0)
+    return n * tl.fma(r, tl.fma(e, e, e), r)
+
+
+@triton.jit
 def _horner4(z, c0, c1, c2, c3):
     return c0 + z * (c1 + z * (c2 + z * c3))
 
@@ -181,21 +202,25 @@ def _horner6(z, c0, c1, c2, c3, c4, c5):
 
 # ---------------------------------------------------------------- log
 @triton.jit
-def log_fast(x, POISON: tl.constexpr = False):
-    """x float32 -> (float64 log(x), relative error < 2^-50; mask of x outside the fast domain)."""
+def log_table_fast(x, tab):
+    """x float32 -> (float64 log(x), relative error < 2^-50; mask of x outside the fast domain), with
+    tab = LOG_TABLE on the device: x = 2^e z, z in [sqrt(1/2), sqrt(2)); k = 128/z rounded to an
+    integer from the hardware's approximate reciprocal (any k within 1 of 128/z serves: the table
+    holds the log of the k chosen); r = z k/128 - 1 is exact in one float32 fma (24-bit z times
+    8-bit k/128, |r| <= 2^-7.5: |z k - 128| * 2^23 < 2^24); log x = e log 2 - log(k/128) + log1p(r).
+    9 float64 operations where the form with a division (log_fast) takes 20 (bench/sass_mix.py)."""
     bits = x.to(tl.int32, bitcast=True)
-    # outside: x <= 0, -NaN, subnormal, inf, +NaN. Inside, |log x| is 0 (x = 1, exact) or in
-    # [2^-24, 104]: float32 normals, as hard_to_round needs
     outside = (bits - 0x00800000).to(tl.uint32, bitcast=True) >= 0x7F000000
-    e = (bits - 0x3F3504F3) >> 23                           # x = 2^e m, m in [sqrt(1/2), sqrt(2))
-    m = (bits - (e << 23)).to(tl.float32, bitcast=True)
-    f = poison((m - 1.0).to(tl.float64), outside, POISON)  # exact (Sterbenz)
-    s = _divide(f, f + 2.0, False)                          # f + 2 exact in float64
-    z = s * s
-    q = _horner6(z, LOG_Q[0], LOG_Q[1], LOG_Q[2], LOG_Q[3], LOG_Q[4], LOG_Q[5])
-    # e as float64 without an int->float conversion: the bits of 1.5*2^52 + e, minus 1.5*2^52
+    e = (bits - 0x3F3504F3) >> 23
+    z = (bits - (e << 23)).to(tl.float32, bitcast=True)       # every bit pattern: z in range, k in the table
+    t = (LOG_RCP[0] + z * (LOG_RCP[1] + z * (LOG_RCP[2] + z * (LOG_RCP[3] + z * LOG_RCP[4])))) + _MAGIC_K
+    k = t.to(tl.int32, bitcast=True) - 0x47C00000             # t = MAGIC_K + k/128: its bits, MAGIC_K's + k
+    r = libdevice.fma(z, t - _MAGIC_K, -1.0).to(tl.float64)
+    logc = tl.load(tab + (k - LOG_K0))
+    r2 = r * r
+    p = LOG1P_P[0] + r * (LOG1P_P[1] + r * (LOG1P_P[2] + r * (LOG1P_P[3] + r * LOG1P_P[4])))
     ef = ((e.to(tl.int64) + 0x4338000000000000).to(tl.float64, bitcast=True)) - _MAGIC
-    y = ef * _LN2 + ((s * z) * q + 2.0 * s)
+    y = (ef * _LN2 + logc) + (r2 * p + r)
     return y, outside
 
 
@@ -254,7 +279,7 @@ def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = False):
 
 
 @triton.jit
-def tan_fast(x, POISON: tl.constexpr = False):
+def tan_fast(x, POISON: tl.constexpr = False, QUOTIENT: tl.constexpr = False):
     """tan r = r P / Q, and -Q / (r P) in odd quadrants (tan(r + pi/2) = -cot r): one quotient of two
     degree-3 polynomials in z, where sin and cos polynomials and their quotient cost 10 more float64
     operations per element."""
@@ -264,7 +289,11 @@ def tan_fast(x, POISON: tl.constexpr = False):
     p = r * _horner4(z, TAN_P[0], TAN_P[1], TAN_P[2], TAN_P[3])    # r = -0: p = -0
     q = _horner4(z, TAN_Q[0], TAN_Q[1], TAN_Q[2], TAN_Q[3])        # >= 0.72
     odd = (quadrant & 1) != 0
-    y = _divide(tl.where(odd, _minus(q, True), p), tl.where(odd, p, q), True)
+    n = tl.where(odd, _minus(q, True), p)
+    if QUOTIENT:
+        y = _quotient(n, tl.where(odd, p, q), True)
+    else:
+        y = _divide(n, tl.where(odd, p, q), True)
     return y, outside
 
 
@@ -297,9 +326,8 @@ def erf_fast(x):
     n = X * _horner10(t, ERF_P)
     d = _horner10(t, ERF_Q_NEG)                                 # -Q(t) <= -1
     r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
-    r = tl.fma(r, tl.fma(d, r, 1.0), r)                         # 1/Q to ~2^-40
-    q = n * r
-    return tl.fma(tl.fma(q, d, n), r, q), outside               # ~2^-52
+    e = tl.fma(d, r, 1.0)                                       # 1 - Q r
+    return n * tl.fma(r, tl.fma(e, e, e), r), outside           # _quotient's step: ~2^-52
 
 
 # ---------------------------------------------------------------- floor and truncated division

@@ -44,6 +44,15 @@ def apply_body(BODY: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c
 
 
 @triton.jit
+def apply_fast(BODY: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0, q1, q2, tab):
+    """A deferred fast body: with a table (TAB, unary bodies), BODY(a, tab)."""
+    if TAB:
+        return BODY(a, tab)
+    else:
+        return apply_body(BODY, N_IN, NP, a, b, c, q0, q1, q2)
+
+
+@triton.jit
 def _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN: tl.constexpr,
                CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr):
     a = load_as(tl.load(x0 + offs * s0, mask=mask), CT0)
@@ -57,8 +66,8 @@ def _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN: tl.constexpr,
 
 
 @triton.jit
-def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces,
-                         BODY: tl.constexpr, EXACT: tl.constexpr, N_IN: tl.constexpr,
+def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
+                         BODY: tl.constexpr, EXACT: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr,
                          CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                          BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
                          STORE_FIRST: tl.constexpr):
@@ -74,7 +83,7 @@ def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces,
     offs = base + tl.arange(0, BLOCK)
     mask = offs < n
     a, b, c = _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN, CT0, CT1, CT2)
-    res, key = apply_body(BODY, N_IN, 0, a, b, c, 0, 0, 0)
+    res, key = apply_fast(BODY, TAB, N_IN, 0, a, b, c, 0, 0, 0, tab)
     if STORE_FIRST:
         tl.store(out + offs, cast(res, OUT_T), mask=mask)
     hard = tl.min(tl.where(mask, key, 0)) < 0

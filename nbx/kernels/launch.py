@@ -14,9 +14,9 @@ import triton
 import triton.language as tl
 
 from .. import backend
-from ..tensor import Tensor, empty
+from ..tensor import Tensor, empty, from_numpy
 from . import iterate
-from .flat import apply_body as _apply, deferred_flat_kernel
+from .flat import apply_body as _apply, apply_fast, deferred_flat_kernel
 from .math import DEFERRED, cast, load_as
 
 MAX_OPERANDS = 3
@@ -37,8 +37,8 @@ def _load_operands(x0, x1, x2, r0, r1, r2, cols, s0, s1, s2, mask, N_IN: tl.cons
 
 
 @triton.jit
-def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, s1, s2, n_pieces,
-                       BODY: tl.constexpr, FAULT: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr,
+def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, s1, s2, n_pieces, tab,
+                       BODY: tl.constexpr, TAB: tl.constexpr, FAULT: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr,
                        CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                        NDIM: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
                        INDEX64: tl.constexpr, EXACT: tl.constexpr, PIECE_C: tl.constexpr,
@@ -88,7 +88,7 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
         # reduction first: 0.79 against 0.88 of copy, H200 2026-12-03); the pieces overwrite a
         # flagged tile after a barrier. Where out= shares storage with an input the pieces must
         # reload the inputs unchanged, so a flagged tile stores only the pieces.
-        res, key = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
+        res, key = apply_fast(BODY, TAB, N_IN, NP, a, b, c, q0, q1, q2, tab)
         if STORE_FIRST:
             tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
         hard = tl.min(tl.where(mask, key, 0)) < 0
@@ -206,6 +206,17 @@ def fault_flag() -> Tensor:
     return _FAULT_FLAG
 
 
+_TABLES: dict = {}
+
+
+def device_table(table: _np.ndarray) -> Tensor:
+    """A deferred body's table (math.defer) on the device, copied once per process."""
+    key = id(table)
+    if key not in _TABLES:
+        _TABLES[key] = (table, from_numpy(_np.ascontiguousarray(table)))
+    return _TABLES[key][1]
+
+
 def _pad(seq, fill=0):
     seq = list(seq)
     return tuple(seq + [fill] * (iterate.MAX_RANK - len(seq)))
@@ -233,22 +244,25 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     pair = _deferred(body, compute) if defer else None
     exact, (piece_c, n_pieces) = None, (1, 1)
     store_first = False
+    tab = flag
     if pair is not None:
-        (body, exact, store_first), (piece_c, n_pieces) = pair, _pieces(block_r, block_c)
+        (body, exact, store_first), (piece_c, n_pieces) = pair[:3], _pieces(block_r, block_c)
+        if pair.table is not None:
+            tab = device_table(pair.table)
         store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)
         if _flat(plan, params, fault):
             with _np.errstate(all="ignore"):
                 deferred_flat_kernel[(n_tiles,)](
-                    out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces,
-                    BODY=body, EXACT=exact, N_IN=len(inputs), CT0=cts[0], CT1=cts[1], CT2=cts[2],
+                    out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces, tab,
+                    BODY=body, EXACT=exact, TAB=tab is not flag, N_IN=len(inputs), CT0=cts[0], CT1=cts[1], CT2=cts[2],
                     OUT_T=out.dtype.tl, BLOCK=block_c, PIECE_C=piece_c, INDEX64=plan.index64,
                     STORE_FIRST=store_first, **extra)
             return False
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         elementwise_kernel[(n_tiles,)](
             out, xs[0], xs[1], xs[2], ps[0], ps[1], ps[2], flag, plan.rows, plan.C, sizes,
-            _pad(st[0]), _pad(st[1]), _pad(st[2]), _pad(st[3]), n_pieces,
-            BODY=body, FAULT=fault, N_IN=len(inputs), NP=len(params),
+            _pad(st[0]), _pad(st[1]), _pad(st[2]), _pad(st[3]), n_pieces, tab,
+            BODY=body, TAB=tab is not flag, FAULT=fault, N_IN=len(inputs), NP=len(params),
             CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
             NDIM=_ndim_class(plan), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
             EXACT=exact, PIECE_C=piece_c,

@@ -15,6 +15,8 @@ for any tile the test cannot vouch for (launch.py's deferred exact paths, `defer
 results are the same bit for bit.
 tl.exp is `ex2.approx(x*log2e)`: 60 ulp; never used here.
 """
+from typing import NamedTuple
+
 import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
@@ -146,11 +148,19 @@ def fma(a, b, c):
 DEFERRED: dict = {}
 
 
-def defer(body, fast, exact, store_first=True):
+class Deferred(NamedTuple):
+    fast: object
+    exact: object
+    store_first: bool = True
+    table: object = None        # a float64 numpy array the fast body reads: fast(x, table pointer)
+
+
+def defer(body, fast, exact, store_first=True, table=None):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
     the fast values before the tile's key reduction (launch.py); which order needs fewer registers
-    is the body's own affair."""
-    DEFERRED[body] = (fast, exact, store_first)
+    is the body's own affair. table: a float64 array the launcher keeps on the device and passes to
+    fast as its second argument (unary bodies only)."""
+    DEFERRED[body] = Deferred(fast, exact, store_first, table)
     return body
 
 
@@ -162,8 +172,8 @@ def rounded(y, outside):
 
 
 @triton.jit
-def _log_fast(x):
-    y, outside = fast32.log_fast(x)
+def _log_fast(x, tab):
+    y, outside = fast32.log_table_fast(x, tab)
     return rounded(y, outside)
 
 
@@ -483,6 +493,7 @@ def sigmoid_stable(x):
 # 42 or 44 drop to 40 warps). H200, 2026-12-03, bench/fast32_variants.py --store-after: log stored
 # after its reduction 40 registers and 0.84 of copy, before 42 and 0.80; sin after 42 and 0.86,
 # before 38 and 0.89; tan after 44 and 0.76, before 39 and 0.81; rsqrt 0.99 either way.
-for _body, _fast, _first in [(log, _log_fast, False), (sin, _sin_fast, True), (cos, _cos_fast, True),
+for _body, _fast, _first in [(sin, _sin_fast, True), (cos, _cos_fast, True),
                              (tan, _tan_fast, True), (rsqrt, _rsqrt_fast, True), (erf, _erf_fast, True)]:
     defer(_body, _fast, _body, _first)
+defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
