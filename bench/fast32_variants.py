@@ -103,23 +103,6 @@ def _tan_p_fast(x):
 
 
 @triton.jit
-def tan_quotient(x):
-    """tan's fast path with fast32._quotient (4 float64 operations) in place of _divide (5)."""
-    return fast32.tan_fast(x, False, True)
-
-
-@triton.jit
-def _tan_q_fast(x):
-    y, o = tan_quotient(x)
-    return m.rounded(y, o)
-
-
-@triton.jit
-def tan_q(x):
-    return m.tan(x)
-
-
-@triton.jit
 def sin_p(x):
     return m.sin(x)
 
@@ -136,14 +119,14 @@ def tan_p(x):
 
 # the deferred bodies poisoned (fast32.poison, nan_key) in place of the mask held to the end
 for _b, _f, _e in [(sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
-                   (tan_p, _tan_p_fast, m.tan), (tan_q, _tan_q_fast, m.tan)]:
+                   (tan_p, _tan_p_fast, m.tan)]:
     m.defer(_b, _f, _e, m.DEFERRED[_e][2])
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
-            "tan_q": tan_q, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p}
+            "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p}
 
 
 def main(argv=None) -> int:
