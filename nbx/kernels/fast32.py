@@ -23,12 +23,13 @@ branch on it is uniform) and runs the exact body over a flagged tile in pieces o
 probability 2K/2^29 = 2^-21, so a 1024-element tile falls back ~1 time in 2000; the result is the
 libdevice path's bit for bit wherever the fast value is not provably the same.
 
-log and erf read a table each (launch.py passes it: math.defer table=): log the value of
--log(k/128) for the k nearest 128/z (9 float64 operations per element where its division form took
-20), erf the coefficients of one polynomial per interval of |x| (10 where its rational took 24, under
-its own window E = 2^-45, ERF_K = 256). On the H200 (2026-12-03) float64 operations per element
-set the bandwidth more than registers did: log 0.89 -> 0.94-0.96 of copy, erf 0.72 -> 0.80 from a
-4-operation division (_quotient) alone, tan 0.87 -> 0.91 from it at 56 registers against 40.
+log reads a table (launch.py passes it: math.defer table=): -log(k/128) for the k nearest 128/z,
+which leaves 9 float64 operations per element where its division form took 20. erf is one rational
+of degrees 9/9 under its own window, E = 2^-45 (ERF_K = 256, 2^-48.90 measured over every float32
+input; a tile falls back ~1 time in 1000), 24 float64 operations. On the H200 (2026-12-03) float64
+operations per element set the bandwidth more than registers did: log 0.89 -> 0.93-0.96 of copy
+from its table, erf 0.72 -> 0.80 and tan 0.87 -> 0.91 from a 4-operation division (_quotient),
+tan at 56 registers against 40.
 
 The interpreter runs the same code with numpy (fma unfused: the reductions below use exact products
 so fused and unfused agree; the polynomial errors stay far below E either way).
@@ -67,7 +68,16 @@ SIN_S = tl.constexpr((-0.16666666666666632, 0.008333333333322418, -0.00019841269
 # do not cancel
 TAN_P = tl.constexpr((1.0, -0.12828347787438954, 0.0028059190726387726, -7.48364300472418e-06))
 TAN_Q = tl.constexpr((1.0, -0.46161681120772, 0.023344856141809193, -0.00020844816352972708))
-# the rounding test's window for erf, E = 2^-45
+# erf(x) = x P(t) / Q(t), t = x^2 <= 16: degrees 9/9 (fit_fast32.fit_rational: near-minimax in relative
+# error, 2^-49.6 for the rounded coefficients). Every coefficient is positive, so neither Horner sum
+# cancels (condition 1). ERF_K: the rounding test's window for it, E = 2^-45.
+ERF_P = tl.constexpr((1.1283791670955114, 0.20189658065940183, 0.06055070601980824, 0.005460159023079106,
+                      0.0006366726755343609, 3.347373880645516e-05, 1.864448593971149e-06,
+                      5.0343906702989245e-08, 1.008349422068587e-09, 2.6162231188271987e-12))
+ERF_Q = tl.constexpr((1.0, 0.5122595192704575, 0.12441483912113029, 0.018894124861070137,
+                      0.0019878197811942183, 0.00015112139663333126, 8.347447314974402e-06,
+                      3.23779294516789e-07, 7.896061469975182e-09, 7.81447327340597e-11))
+ERF_Q_NEG = tl.constexpr(tuple(-c for c in ERF_Q.value))
 ERF_K = tl.constexpr(256)
 _LN2 = tl.constexpr(0.6931471805599453)
 _TWO_OVER_PI = tl.constexpr(0.6366197723675814)
@@ -283,31 +293,37 @@ def tan_fast(x, POISON: tl.constexpr = False):
 
 # ---------------------------------------------------------------- erf
 @triton.jit
-def erf_table_fast(x, tab):
-    """x float32 -> (float64 erf(x), poisoned: NaN where outside), with tab = erf_table.ERF_TABLE on
-    the device: erf(x) = x G_j(s) with G = erf(x)/x, one polynomial of degree 9 per interval
-    [j/4, (j+1)/4) of |x|, in s = |x| - c_j (c_0 = 0, else j/4 + 1/8: s exact in float32, |s| <= 1/8,
-    so Horner's sum does not cancel: G_j > 0.25 and its terms fall off). 10 float64 operations
-    where the rational x P(x^2)/Q(x^2) of degrees 9/9 it replaced took 24; its 10 coefficients are
-    gathers from one 128-byte row each (16 intervals x 8 bytes: one L1 wavefront whatever the
-    indices). Coefficients: python -m nbx.kernels.fit_fast32 --erf-table (erf_table.py).
-    |x| is clamped to 63/16: erf rounds to 1.0f from 3.9192 on, and erf(63/16) lies 2^-28 from the
-    rounding midpoint 1 - 2^-25, far outside the test's window; infinities take the fast path.
-    Outside: NaN and 0 < |x| < 2^-126 (float32 subnormal results). erf(-0) = -0 x G = -0."""
-    xb = x.to(tl.int32, bitcast=True)
-    bits = xb & 0x7FFFFFFF
+def _horner10(z, c: tl.constexpr):
+    return c[0] + z * (c[1] + z * (c[2] + z * (c[3] + z * (c[4] + z * (c[5] + z * (c[6] + z * (
+        c[7] + z * (c[8] + z * c[9]))))))))
+
+
+@triton.jit
+def erf_fast(x):
+    """x float32 -> (float64 erf(x), relative error < 2^-48.9 (every float32 input, H200); mask of
+    x outside the fast domain; poisoned: NaN there).
+
+    One rational, x P(x^2) / Q(x^2), on x clamped to [-4, 4] in float32: erf(4) = 1 - 1.5e-8 rounds
+    to 1.0f as erf does from 3.9192 on, and it lies 2^-26 from the rounding midpoint 1 - 2^-25, far
+    outside the test's window, so clamped inputs (infinities too) take the fast path with no select.
+    libdevice's erf takes two polynomials, of degree 9 in x^2 and ~19 in |x|, and an exp: 41 float64
+    operations and 85 instructions per element for sm_90 (bench/sass_mix.py). Here: 20 Horner steps
+    and _quotient's division with no negation: D = -Q from negated coefficients makes fma(D, r, 1)
+    = 1 - Q r, and r = rcp(Q) is rcp(D) with its sign bit flipped (an integer operation); 24 float64
+    operations in all. Outside: NaN and 0 < |x| < 2^-126 (float32 subnormal results); inside,
+    |erf x| is 0 or in [2^-126, 1], and erf(-0) = -0 P(0) / Q(0) = -0.
+    A table-driven form (16 polynomials of degree 9 in |x| - c_j, coefficients gathered from one
+    128-byte row each: 10 float64 operations but 10 loads per element) ran at 0.61 of copy against
+    this form's 0.80 on the H200 (2026-12-03, runs 15 and 16)."""
+    bits = x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
     outside = ((bits - 1).to(tl.uint32, bitcast=True) < 0x007FFFFF) | (bits > 0x7F800000)
-    a = tl.minimum(tl.abs(x), 3.9375)
-    t = (a * 4.0 - 0.5) + _MAGIC32                  # floor(4a); at a tie either interval holds a
-    j = (t.to(tl.int32, bitcast=True) - 0x4B400000) & 15   # & 15: NaN lanes stay inside the table
-    c = tl.where(j == 0, 0.0, (t - _MAGIC32) * 0.25 + 0.125)
-    s = (a - c).to(tl.float64)
-    row = tab + j
-    g = tl.load(row + 144)
-    for k in tl.static_range(8, -1, -1):
-        g = tl.load(row + 16 * k) + s * g
-    X = poison(tl.minimum(tl.maximum(x, -3.9375), 3.9375).to(tl.float64), outside)
-    return X * g, outside
+    X = poison(tl.minimum(tl.maximum(x, -4.0), 4.0).to(tl.float64), outside)
+    t = X * X
+    n = X * _horner10(t, ERF_P)
+    d = _horner10(t, ERF_Q_NEG)                                 # -Q(t) <= -1
+    r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
+    e = tl.fma(d, r, 1.0)                                       # 1 - Q r
+    return n * tl.fma(r, tl.fma(e, e, e), r), outside           # _quotient's step: ~2^-52
 
 
 # ---------------------------------------------------------------- floor and truncated division

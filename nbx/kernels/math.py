@@ -21,7 +21,7 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
-from . import erf_table, fast32
+from . import fast32
 
 
 @triton.jit
@@ -203,8 +203,8 @@ def rounded_poisoned(y, K: tl.constexpr):
 
 
 @triton.jit
-def _erf_fast(x, tab):
-    y, outside = fast32.erf_table_fast(x, tab)     # poisoned: NaN where outside
+def _erf_fast(x):
+    y, outside = fast32.erf_fast(x)                # poisoned: NaN where outside
     return rounded_poisoned(y, fast32.ERF_K)
 
 
@@ -494,7 +494,6 @@ def sigmoid_stable(x):
 # after its reduction 40 registers and 0.84 of copy, before 42 and 0.80; sin after 42 and 0.86,
 # before 38 and 0.89; tan after 44 and 0.76, before 39 and 0.81; rsqrt 0.99 either way.
 for _body, _fast, _first in [(sin, _sin_fast, True), (cos, _cos_fast, True),
-                             (tan, _tan_fast, True), (rsqrt, _rsqrt_fast, True)]:
+                             (tan, _tan_fast, True), (rsqrt, _rsqrt_fast, True), (erf, _erf_fast, True)]:
     defer(_body, _fast, _body, _first)
 defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
-defer(erf, _erf_fast, erf, True, table=erf_table.ERF_TABLE)
