@@ -48,23 +48,40 @@ def _cbrt(x):
     return np.cbrt(x.astype(np.longdouble)).astype(x.dtype)
 
 
-def _fma(a, b, c):
-    """fmaf as the GPU's FFMA computes it: a*b + c rounded once. The float32 product is exact in
-    float64, the sum's error is recovered (TwoSum) and the float64 sum is rounded to odd, so the one
-    rounding to float32 is correct (2 + 24 < 53 bits). float64: a*b + c, unfused (no exact product
-    in numpy; nbx's float64 arithmetic does not rely on fma being fused)."""
-    if a.dtype != np.float32:
-        return a * b + c
-    p = a.astype(np.float64) * b.astype(np.float64)
-    c = np.asarray(c).astype(np.float64)
-    s = p + c
-    v = s - p
-    err = (p - (s - v)) + (c - v)
+def _two_sum(a, b):
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
+def _round_to_odd(s, err):
+    """s rounded to odd, given s + err exact: the truncation of s + err with its last bit set."""
     bits = s.view(np.int64)
-    inexact = (err != 0) & np.isfinite(s)
+    inexact = (err != 0) & np.isfinite(s) & (s != 0)
     bits = np.where(inexact & ((err < 0) != (s < 0)), bits - 1, bits)   # toward zero: truncation
-    bits = np.where(inexact, bits | 1, bits)                             # then odd
-    return bits.view(np.float64).astype(np.float32)
+    return np.where(inexact, bits | 1, bits).view(s.dtype)
+
+
+def _fma(a, b, c):
+    """fma as the GPU computes it (FFMA, DFMA): a*b + c rounded once. float32: the product is exact
+    in float64, the sum is rounded to odd, so the one rounding to float32 is correct (2 + 24 < 53
+    bits). float64: Dekker's exact product p + e, then s + t = p + c (TwoSum) and s + RO(t + e):
+    exact wherever the result is representable (fast32's two-fma reduction relies on that) and
+    correctly rounded but for double roundings in corner cases (operands near the overflow or
+    underflow thresholds, a sum cancelling to below ulp(t))."""
+    if a.dtype == np.float32:
+        p = a.astype(np.float64) * b.astype(np.float64)
+        s, err = _two_sum(p, np.asarray(c).astype(np.float64))
+        return _round_to_odd(s, err).astype(np.float32)
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    p = a * b
+    split = lambda v: (lambda t: (t - (t - v), v - (t - (t - v))))(v * 134217729.0)
+    (ah, al), (bh, bl) = split(a), split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl       # p + e = a b exactly
+    s, t = _two_sum(p, c)
+    w, f = _two_sum(t, e)
+    out = s + _round_to_odd(w, f)
+    return np.where(np.isfinite(p) & np.isfinite(e), out, p + c)
 
 
 def _signbit(x):

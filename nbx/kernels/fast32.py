@@ -81,11 +81,11 @@ ERF_Q_NEG = tl.constexpr(tuple(-c for c in ERF_Q.value))
 ERF_K = tl.constexpr(256)
 _LN2 = tl.constexpr(0.6931471805599453)
 _TWO_OVER_PI = tl.constexpr(0.6366197723675814)
-# pi/2 = C1 + C2 + C3: C1 and C2 have 33 significant bits, so k * C1 and k * C2 are exact for
-# k < 2^20 (|x| <= 2^19), and x - k*C1 is exact (Sterbenz); |pi/2 - C1 - C2 - C3| = 1.0e-37
-_PIO2_1 = tl.constexpr(1.5707963267341256)
-_PIO2_2 = tl.constexpr(6.077100506303966e-11)
-_PIO2_3 = tl.constexpr(2.0222662487959506e-21)
+# pi/2 = PIO2_HI + PIO2_LO (+ 2^-109.0): for |x| <= 2^19, X - k PIO2_HI is exact in one fma (X and
+# k PIO2_HI are multiples of 2^-52 once k != 0, and the difference is below 1), and the second fma
+# leaves an error of k 2^-109 + 2^-53 |r| (the interpreter's libdevice.fma is exact too)
+_PIO2_HI = tl.constexpr(1.5707963267948966)
+_PIO2_LO = tl.constexpr(6.123233995736766e-17)
 _TRIG_MAX_BITS = tl.constexpr(0x49000000)      # 2^19 as float32 bits
 
 
@@ -243,9 +243,8 @@ def _reduce_pio2(x, outside, SHIFT: tl.constexpr, POISON: tl.constexpr):
     t = X * _TWO_OVER_PI + (_MAGIC + SHIFT)
     k = t - (_MAGIC + SHIFT)
     quadrant = t.to(tl.int64, bitcast=True).to(tl.int32)
-    r = X - k * _PIO2_1
-    r = r - k * _PIO2_2
-    r = r - k * _PIO2_3
+    r = libdevice.fma(_minus(k, True), _f64(X, _PIO2_HI), X)
+    r = libdevice.fma(_minus(k, True), _f64(X, _PIO2_LO), r)
     return r, quadrant
 
 
