@@ -86,6 +86,11 @@ _TWO_OVER_PI = tl.constexpr(0.6366197723675814)
 # leaves an error of k 2^-109 + 2^-53 |r| (the interpreter's libdevice.fma is exact too)
 _PIO2_HI = tl.constexpr(1.5707963267948966)
 _PIO2_LO = tl.constexpr(6.123233995736766e-17)
+# the three-part form (FMA2 off: sin and cos): C1 and C2 have 33 significant bits, so
+# k C1 and k C2 are exact for k < 2^20, and X - k C1 is exact (Sterbenz); |pi/2 - C1 - C2 - C3| = 1e-37
+_PIO2_1 = tl.constexpr(1.5707963267341256)
+_PIO2_2 = tl.constexpr(6.077100506303966e-11)
+_PIO2_3 = tl.constexpr(2.0222662487959506e-21)
 _TRIG_MAX_BITS = tl.constexpr(0x49000000)      # 2^19 as float32 bits
 
 
@@ -235,16 +240,26 @@ def rsqrt_fast(x):
 
 # ---------------------------------------------------------------- sin, cos, tan
 @triton.jit
-def _reduce_pio2(x, outside, SHIFT: tl.constexpr, POISON: tl.constexpr):
+def _reduce_pio2(x, outside, SHIFT: tl.constexpr, POISON: tl.constexpr, FMA2: tl.constexpr = True):
     """x float32, |x| <= 2^19 -> (r, k + SHIFT): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
     the low bits of k + SHIFT as int32 (the quadrant, moved by SHIFT in the same addition: MAGIC +
-    SHIFT is exact and its low bits carry SHIFT); r is NaN where outside if POISON."""
+    SHIFT is exact and its low bits carry SHIFT); r is NaN where outside if POISON.
+    FMA2: two fmas (PIO2_HI, PIO2_LO) in place of three products and differences (C1, C2, C3), one
+    float64 operation fewer. Which is faster depends on the registers ptxas then gives the body
+    (H200, 2026-12-03, run 18, bench/fast32_variants.py --ab, two passes): tan 0.92 / 0.87 of copy
+    with it (48 registers) against 0.89 / 0.80 without (56); sin 0.86 / 0.86 (44) against 0.96 /
+    0.95 (38), cos 0.86 / 0.85 against 0.94 / 0.89. tan takes it, sin and cos do not."""
     X = poison(x.to(tl.float64), outside, POISON)   # F2F: integer bit-building measured slower (0.62 vs 0.77 of copy)
     t = X * _TWO_OVER_PI + (_MAGIC + SHIFT)
     k = t - (_MAGIC + SHIFT)
     quadrant = t.to(tl.int64, bitcast=True).to(tl.int32)
-    r = libdevice.fma(_minus(k, True), _f64(X, _PIO2_HI), X)
-    r = libdevice.fma(_minus(k, True), _f64(X, _PIO2_LO), r)
+    if FMA2:
+        r = libdevice.fma(_minus(k, True), _f64(X, _PIO2_HI), X)
+        r = libdevice.fma(_minus(k, True), _f64(X, _PIO2_LO), r)
+    else:
+        r = X - k * _PIO2_1
+        r = r - k * _PIO2_2
+        r = r - k * _PIO2_3
     return r, quadrant
 
 
@@ -257,7 +272,7 @@ def _trig_outside(x):
 
 
 @triton.jit
-def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = False):
+def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = False, FMA2: tl.constexpr = False):
     """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one).
 
     One polynomial per element: where the quadrant asks for cos r, it is 1 - 2 sin^2(r/2), with
@@ -265,7 +280,7 @@ def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = False):
     so sin's relative error d reaches cos r as 0.83 d, plus the final fma's 2^-53. A sin and a cos
     polynomial for every element (the form before 2026-12-03) cost 8 more float64 operations."""
     outside = _trig_outside(x)
-    r, q = _reduce_pio2(x, outside, SHIFT, POISON)
+    r, q = _reduce_pio2(x, outside, SHIFT, POISON, FMA2)
     odd = (q & 1) != 0
     u = tl.where(odd, r * 0.5, r)
     z = u * u
@@ -276,12 +291,12 @@ def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = False):
 
 
 @triton.jit
-def tan_fast(x, POISON: tl.constexpr = False):
+def tan_fast(x, POISON: tl.constexpr = False, FMA2: tl.constexpr = True):
     """tan r = r P / Q, and -Q / (r P) in odd quadrants (tan(r + pi/2) = -cot r): one quotient of two
     degree-3 polynomials in z, where sin and cos polynomials and their quotient cost 10 more float64
     operations per element."""
     outside = _trig_outside(x)
-    r, quadrant = _reduce_pio2(x, outside, 0, POISON)
+    r, quadrant = _reduce_pio2(x, outside, 0, POISON, FMA2)
     z = r * r
     p = r * _horner4(z, TAN_P[0], TAN_P[1], TAN_P[2], TAN_P[3])    # r = -0: p = -0
     q = _horner4(z, TAN_Q[0], TAN_Q[1], TAN_Q[2], TAN_Q[3])        # >= 0.72
