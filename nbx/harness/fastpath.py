@@ -70,13 +70,13 @@ def _erf_clamped_ref(w):
 
 
 # name: (fast path, libdevice reference, what the fast value approximates, the rounding test's
-# window K in float64 ulps: E = K 2^-53[, the fast path's table: fast(x, table)])
+# window K in float64 ulps: E = K 2^-53, the fast path's table or None: fast(x, table) or fast(x))
 FNS = {"log": (fast32.log_table_fast, _log_ref, _log_ref, fast32.HARD_K, fast32.LOG_TABLE),
-       "sin": (_sin_fast, _sin_ref, _sin_ref, fast32.HARD_K),
-       "cos": (_cos_fast, _cos_ref, _cos_ref, fast32.HARD_K),
-       "tan": (fast32.tan_fast, _tan_ref, _tan_ref, fast32.HARD_K),
-       "rsqrt": (fast32.rsqrt_fast, _rsqrt_ref, _rsqrt_ref, fast32.HARD_K),
-       "erf": (fast32.erf_fast, _erf_ref, _erf_clamped_ref, fast32.ERF_K)}
+       "sin": (_sin_fast, _sin_ref, _sin_ref, fast32.HARD_K, None),
+       "cos": (_cos_fast, _cos_ref, _cos_ref, fast32.HARD_K, None),
+       "tan": (fast32.tan_fast, _tan_ref, _tan_ref, fast32.HARD_K, None),
+       "rsqrt": (fast32.rsqrt_fast, _rsqrt_ref, _rsqrt_ref, fast32.HARD_K, None),
+       "erf": (fast32.erf_fast, _erf_ref, _erf_clamped_ref, fast32.ERF_K, None)}
 
 
 def bound(name: str) -> float:
@@ -111,8 +111,7 @@ def _probe(err_out, hard_out, wrong_out, first_out, start, stride, tab, FAST: tl
 
 
 def probe_unary(name: str, log2n: int, start: int, stride: int, chunk_log2: int) -> dict:
-    fast, ref, approx, k = FNS[name][:4]
-    table = FNS[name][4] if len(FNS[name]) > 4 else None
+    fast, ref, approx, k, table = FNS[name]
     n = 1 << log2n
     chunk = min(n, 1 << chunk_log2)
     tiles = chunk // BLOCK

@@ -31,8 +31,10 @@ operations per element set the bandwidth more than registers did: log 0.89 -> 0.
 from its table, erf 0.72 -> 0.80 and tan 0.87 -> 0.91 from a 4-operation division (_quotient),
 tan at 56 registers against 40.
 
-The interpreter runs the same code with numpy (fma unfused: the reductions below use exact products
-so fused and unfused agree; the polynomial errors stay far below E either way).
+The interpreter runs the same code with numpy. tl.fma is unfused there, and the polynomial errors
+stay far below E either way; where exactness needs one rounding (log's r, tan's reduction) the code
+calls libdevice.fma, which the interpreter rounds once as FFMA and DFMA do
+(backend/interpreter_libdevice.py).
 """
 import mpmath
 import numpy as np
@@ -48,11 +50,12 @@ _MAGIC = tl.constexpr(6755399441055744.0)      # 1.5 * 2^52: y + MAGIC - MAGIC r
 # log1p(r) = r + r^2 P(r), |r| <= sqrt(2) 0.54/128 = 2^-7.4: relative error 2^-51.8 (fit_fast32)
 LOG1P_P = tl.constexpr((-0.5000000000000008, 0.33333333325535164, -0.24999999983030136, 0.2000070803547814,
                         -0.16667524483241794))
-# log(k/128) for the k = round(128/z) of z in [sqrt(1/2), sqrt(2)): k in [91, 181], the table one wider
-# each side for the approximate reciprocal; -log(k/128) rounded to float64 (mpmath, 40 digits)
+# -log(k/128) rounded to float64 (mpmath, 40 digits) for the k log_table_fast picks from z in
+# [sqrt(1/2), sqrt(2)): k in [91, 181], the table one wider each side
 LOG_K0 = tl.constexpr(90)
 with mpmath.workdps(40):
-    LOG_TABLE = np.array([float(-mpmath.log(mpmath.mpf(k) / 128)) for k in range(90, 183)], dtype=np.float64)
+    LOG_TABLE = np.array([float(-mpmath.log(mpmath.mpf(k) / 128)) for k in range(LOG_K0.value, 183)],
+                         dtype=np.float64)
 # 1/z on [sqrt(1/2), sqrt(2)] to within 0.04/128 in float32 (near-minimax, degree 4; fit_fast32
 # LOG_RCP): k/128 = the value rounded to a multiple of 2^-7, |k - 128/z| <= 0.54, |r| <= 2^-7.4
 LOG_RCP = tl.constexpr((5.0605958802348345, -10.0898113093196, 9.907761949710892, -4.792901793646995,
@@ -206,12 +209,13 @@ def _horner6(z, c0, c1, c2, c3, c4, c5):
 # ---------------------------------------------------------------- log
 @triton.jit
 def log_table_fast(x, tab):
-    """x float32 -> (float64 log(x), relative error < 2^-50; mask of x outside the fast domain), with
-    tab = LOG_TABLE on the device: x = 2^e z, z in [sqrt(1/2), sqrt(2)); k = 128/z rounded to an
-    integer from the hardware's approximate reciprocal (any k within 1 of 128/z serves: the table
-    holds the log of the k chosen); r = z k/128 - 1 is exact in one float32 fma (24-bit z times
-    8-bit k/128, |r| <= 2^-7.5: |z k - 128| * 2^23 < 2^24); log x = e log 2 - log(k/128) + log1p(r).
-    9 float64 operations where the form with a division (log_fast) takes 20 (bench/sass_mix.py)."""
+    """x float32 -> (float64 log(x), relative error < 2^-50 (2^-51.07 over every float32 input,
+    H200); mask of x outside the fast domain), with tab = LOG_TABLE on the device: x = 2^e z, z in
+    [sqrt(1/2), sqrt(2)); k/128 = LOG_RCP(z) ~ 1/z rounded to a multiple of 2^-7 (any k near 128/z
+    serves: the table holds the log of the k chosen; |k - 128/z| <= 0.54 over every float32 z);
+    r = z k/128 - 1 is exact in one float32 fma (24-bit z times 8-bit k/128, |r| <= 2^-7.46:
+    |z k - 128| * 2^23 < 2^24); log x = e log 2 - log(k/128) + log1p(r). 9 float64 operations where
+    the form with a division s = f/(2+f) it replaced took 20 (bench/sass_mix.py)."""
     bits = x.to(tl.int32, bitcast=True)
     outside = (bits - 0x00800000).to(tl.uint32, bitcast=True) >= 0x7F000000
     e = (bits - 0x3F3504F3) >> 23
