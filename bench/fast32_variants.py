@@ -17,7 +17,7 @@ flat deferred kernel (third session of 2026-12-03, reports/h200/bandwidth-202612
 NaN-poisoned forms (*_p, fast32.poison) against the mask held to the end, --ab in one run: sin 0.86
 against 0.95, cos 0.87 against 0.91, log and tan no better; maxnreg=32 on the poisoned forms: sin
 0.91, cos 0.90, log 0.82, tan 0.81, erf 0.70 (0.74 without). The pi/2 reduction in two fmas
-(sin2, cos2) or three parts (tan3): fast32._reduce_pio2.
+(sin2, cos2, tan2): fast32._reduce_pio2.
 The division form of log and its variants went with it on 2026-12-03 (log now reads a table:
 fast32.log_table_fast).
 Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10] [--ab sin,sin_p,sin@maxnreg=32]
@@ -116,8 +116,8 @@ def _cos2_fast(x):
 
 
 @triton.jit
-def _tan3_fast(x):
-    y, o = fast32.tan_fast(x, False, False)
+def _tan2_fast(x):
+    y, o = fast32.tan_fast(x, False, True)
     return m.rounded(y, o)
 
 
@@ -132,7 +132,7 @@ def cos2(x):
 
 
 @triton.jit
-def tan3(x):
+def tan2(x):
     return m.tan(x)
 
 
@@ -154,14 +154,14 @@ def tan_p(x):
 # the deferred bodies poisoned (fast32.poison, nan_key) in place of the mask held to the end
 for _b, _f, _e in [(sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
                    (tan_p, _tan_p_fast, m.tan), (sin2, _sin2_fast, m.sin), (cos2, _cos2_fast, m.cos),
-                   (tan3, _tan3_fast, m.tan)]:
-    m.defer(_b, _f, _e, m.DEFERRED[_e][2])
+                   (tan2, _tan2_fast, m.tan)]:
+    m.defer(_b, _f, _e, m.DEFERRED[_e].store_first, options=m.DEFERRED[_e].options)
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
-            "sin2": sin2, "cos2": cos2, "tan3": tan3, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p}
+            "sin2": sin2, "cos2": cos2, "tan2": tan2, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p}
 
 
 def main(argv=None) -> int:

@@ -67,8 +67,9 @@ def main(argv=None) -> int:
     options = {"maxnreg": int(maxnreg)} if maxnreg else {}
     names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg)] or ["log", "sin", "cos", "tan", "rsqrt", "erf"]
     for name in ([dump] if dump else names):
-        fast, exact, first, table = m.DEFERRED[getattr(m, name)]
-        sass, regs = compile_sass(fast, exact, first, table=table is not None, **options)
+        pair = m.DEFERRED[getattr(m, name)]
+        opts = {**dict(pair.options), **options}          # the body's own options (math.defer), then --maxnreg
+        sass, regs = compile_sass(pair.fast, pair.exact, pair.store_first, table=pair.table is not None, **opts)
         head = sass.split("BAR.SYNC")[0]
         if dump:
             print("\n".join(line.strip() for line in head.splitlines() if _OP.search(line)))

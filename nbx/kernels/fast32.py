@@ -89,7 +89,7 @@ _TWO_OVER_PI = tl.constexpr(0.6366197723675814)
 # leaves an error of k 2^-109 + 2^-53 |r| (the interpreter's libdevice.fma is exact too)
 _PIO2_HI = tl.constexpr(1.5707963267948966)
 _PIO2_LO = tl.constexpr(6.123233995736766e-17)
-# the three-part form (FMA2 off: sin and cos): C1 and C2 have 33 significant bits, so
+# the three-part form (FMA2 off, as every body runs): C1 and C2 have 33 significant bits, so
 # k C1 and k C2 are exact for k < 2^20, and X - k C1 is exact (Sterbenz); |pi/2 - C1 - C2 - C3| = 1e-37
 _PIO2_1 = tl.constexpr(1.5707963267341256)
 _PIO2_2 = tl.constexpr(6.077100506303966e-11)
@@ -252,7 +252,9 @@ def _reduce_pio2(x, outside, SHIFT: tl.constexpr, POISON: tl.constexpr, FMA2: tl
     float64 operation fewer. Which is faster depends on the registers ptxas then gives the body
     (H200, 2026-12-03, run 18, bench/fast32_variants.py --ab, two passes): tan 0.92 / 0.87 of copy
     with it (48 registers) against 0.89 / 0.80 without (56); sin 0.86 / 0.86 (44) against 0.96 /
-    0.95 (38), cos 0.86 / 0.85 against 0.94 / 0.89. tan takes it, sin and cos do not."""
+    0.95 (38), cos 0.86 / 0.85 against 0.94 / 0.89. In run 20, tan without it but capped at 48
+    registers (math.defer options) ran at 0.95 / 0.94 against 0.93 / 0.92 with it: no body takes
+    it; the benchmarks' variants (sin2, cos2, tan2) keep it measurable."""
     X = poison(x.to(tl.float64), outside, POISON)   # F2F: integer bit-building measured slower (0.62 vs 0.77 of copy)
     t = X * _TWO_OVER_PI + (_MAGIC + SHIFT)
     k = t - (_MAGIC + SHIFT)
@@ -295,7 +297,7 @@ def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = False, FMA2: tl.c
 
 
 @triton.jit
-def tan_fast(x, POISON: tl.constexpr = False, FMA2: tl.constexpr = True):
+def tan_fast(x, POISON: tl.constexpr = False, FMA2: tl.constexpr = False):
     """tan r = r P / Q, and -Q / (r P) in odd quadrants (tan(r + pi/2) = -cot r): one quotient of two
     degree-3 polynomials in z, where sin and cos polynomials and their quotient cost 10 more float64
     operations per element."""

@@ -247,6 +247,8 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     tab = flag
     if pair is not None:
         (body, exact, store_first), (piece_c, n_pieces) = pair[:3], _pieces(block_r, block_c)
+        if backend.IS_CUDA:   # the body's own options; the benchmarks' LAUNCH_OPTIONS override them
+            extra = {"enable_reflect_ftz": False, **dict(pair.options), **LAUNCH_OPTIONS}
         if pair.table is not None:
             tab = device_table(pair.table)
         store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)

@@ -153,14 +153,16 @@ class Deferred(NamedTuple):
     exact: object
     store_first: bool = True
     table: object = None        # a float64 numpy array the fast body reads: fast(x, table pointer)
+    options: tuple = ()         # (name, value) Triton launch options of the deferred kernel on CUDA
 
 
-def defer(body, fast, exact, store_first=True, table=None):
+def defer(body, fast, exact, store_first=True, table=None, options=()):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
     the fast values before the tile's key reduction (launch.py); which order needs fewer registers
     is the body's own affair. table: a float64 array the launcher keeps on the device and passes to
-    fast as its second argument (unary bodies only)."""
-    DEFERRED[body] = Deferred(fast, exact, store_first, table)
+    fast as its second argument (unary bodies only). options: launch options (maxnreg) of the
+    deferred kernels on CUDA, the body's own register trade-off."""
+    DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options))
     return body
 
 
@@ -494,6 +496,9 @@ def sigmoid_stable(x):
 # after its reduction 40 registers and 0.84 of copy, before 42 and 0.80; sin after 42 and 0.86,
 # before 38 and 0.89; tan after 44 and 0.76, before 39 and 0.81; rsqrt 0.99 either way.
 for _body, _fast, _first in [(sin, _sin_fast, True), (cos, _cos_fast, True),
-                             (tan, _tan_fast, True), (rsqrt, _rsqrt_fast, True), (erf, _erf_fast, True)]:
+                             (rsqrt, _rsqrt_fast, True), (erf, _erf_fast, True)]:
     defer(_body, _fast, _body, _first)
+# tan: ptxas gives its kernel 56 registers; capped at 48 it ran at 0.95 / 0.94 of copy against 0.90 /
+# 0.90 uncapped and 0.89 / 0.88 at 40 (H200, 2026-12-03, run 20, bench/fast32_variants.py --ab)
+defer(tan, _tan_fast, tan, True, options=(("maxnreg", 48),))
 defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
