@@ -122,6 +122,17 @@ def _tan2_fast(x):
 
 
 @triton.jit
+def _erf_p_fast(x):
+    y, o = fast32.erf_fast(x, True)
+    return m.rounded_poisoned(y, fast32.ERF_K)
+
+
+@triton.jit
+def erf_p(x):
+    return m.erf(x)
+
+
+@triton.jit
 def sin2(x):
     return m.sin(x)
 
@@ -154,14 +165,15 @@ def tan_p(x):
 # the deferred bodies poisoned (fast32.poison, nan_key) in place of the mask held to the end
 for _b, _f, _e in [(sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
                    (tan_p, _tan_p_fast, m.tan), (sin2, _sin2_fast, m.sin), (cos2, _cos2_fast, m.cos),
-                   (tan2, _tan2_fast, m.tan)]:
+                   (tan2, _tan2_fast, m.tan), (erf_p, _erf_p_fast, m.erf)]:
     m.defer(_b, _f, _e, m.DEFERRED[_e].store_first, options=m.DEFERRED[_e].options)
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
-            "sin2": sin2, "cos2": cos2, "tan2": tan2, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p}
+            "sin2": sin2, "cos2": cos2, "tan2": tan2, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p,
+            "erf_p": erf_p}
 
 
 def main(argv=None) -> int:
@@ -170,7 +182,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
     ap.add_argument("--options", default="", help='launch options for the deferred bodies, e.g. "maxnreg=32;num_warps=8;block=2048"')
-    ap.add_argument("--ab", default="", help='e.g. "tan,tan_p,sin@maxnreg=32": alternated twice')
+    ap.add_argument("--ab", default="", help='e.g. "tan,tan_p,sin@maxnreg=32,erf@block=2048+maxnreg=48": alternated twice')
     ap.add_argument("--store-after", action="store_true", help="also the deferred bodies with STORE_FIRST off")
     ap.add_argument("--warps", default="", help="e.g. 4,8: the ops below at each num_warps")
     ap.add_argument("--ops", default="add,exp,sqrt,log,sin,cos,tan,rsqrt,floor_divide,erf")
@@ -214,11 +226,13 @@ def main(argv=None) -> int:
             for item in a.ab.split(","):
                 name, _, spec = item.partition("@")
                 opts = {k: int(v) for k, v in (kv.split("=") for kv in filter(None, spec.split("+")))}
+                launch_mod._MAX_C = launch_mod._TILE = opts.pop("block", 1024)     # "erf@block=2048+maxnreg=48"
                 launch_mod.LAUNCH_OPTIONS = opts
                 body = VARIANTS[name]
                 ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
-                print(f"A/B {item:>22}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
+                print(f"A/B {item:>30}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
         launch_mod.LAUNCH_OPTIONS = {}
+        launch_mod._MAX_C = launch_mod._TILE = 1024
     for spec in filter(None, a.options.split(";")):
         # launch options for the deferred bodies, e.g. "maxnreg=32" or "num_warps=8,maxnreg=32":
         # registers set occupancy (65536 per SM: 32 per thread -> 64 warps, 40 -> 48, 48 -> 40)

@@ -8,7 +8,7 @@ registers matched the H200's compiled kernels in every case compared (2026-12-03
 cos 38, tan 40, erf 40). At copy
 bandwidth the H200 leaves ~63 issue slots and ~31 float64 operations per float32 element (132 SMs,
 4 issue slots and 64 FP64 lanes per SM-clock, 531e9 elements/s).
-Usage: python3 bench/sass_mix.py [sin cos tan log rsqrt] [--dump sin] [--maxnreg 32]    (no nbx import: no interpreter)
+Usage: python3 bench/sass_mix.py [sin cos tan log rsqrt] [--dump sin] [--maxnreg 32] [--block 2048]    (no nbx import: no interpreter)
 """
 from __future__ import annotations
 
@@ -39,14 +39,14 @@ _OP = re.compile(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)")
 flat = importlib.import_module(_pkg.__name__ + ".flat")
 
 
-def compile_sass(fast, exact, store_first=True, n_in=1, table=False, **options) -> tuple[str, str]:
+def compile_sass(fast, exact, store_first=True, n_in=1, table=False, block=1024, **options) -> tuple[str, str]:
     """launch's deferred_flat_kernel for one deferred pair, as the launcher runs it on 2^28 float32
     elements: pointers and n divisible by 16, unit strides specialized (the values Triton's
-    specialization gives them), 1024-element tiles, pieces of 128."""
+    specialization gives them), 1024-element tiles (block), pieces of 128."""
     sig = {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "n": "i32", "s0": "constexpr",
            "s1": "constexpr", "s2": "constexpr", "n_pieces": "i32", "tab": "*fp64"}
     consts = dict(s0=1, s1=1, s2=1, BODY=fast, EXACT=exact, TAB=table, N_IN=n_in, CT0=tl.float32, CT1=tl.float32,
-                  CT2=tl.float32, OUT_T=tl.float32, BLOCK=1024, PIECE_C=128, INDEX64=False, STORE_FIRST=store_first)
+                  CT2=tl.float32, OUT_T=tl.float32, BLOCK=block, PIECE_C=128, INDEX64=False, STORE_FIRST=store_first)
     sig.update({k: "constexpr" for k in consts if k not in sig})
     src = triton.compiler.ASTSource(fn=flat.deferred_flat_kernel, signature=sig, constexprs=consts,
                                     attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 4, 9)})
@@ -64,12 +64,14 @@ def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     dump = args[args.index("--dump") + 1] if "--dump" in args else None
     maxnreg = args[args.index("--maxnreg") + 1] if "--maxnreg" in args else None
+    block = int(args[args.index("--block") + 1]) if "--block" in args else 1024
+    per_thread = block // 128                             # elements per thread (4 warps)
     options = {"maxnreg": int(maxnreg)} if maxnreg else {}
-    names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg)] or ["log", "sin", "cos", "tan", "rsqrt", "erf"]
+    names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg, str(block))] or ["log", "sin", "cos", "tan", "rsqrt", "erf"]
     for name in ([dump] if dump else names):
         pair = m.DEFERRED[getattr(m, name)]
         opts = {**dict(pair.options), **options}          # the body's own options (math.defer), then --maxnreg
-        sass, regs = compile_sass(pair.fast, pair.exact, pair.store_first, table=pair.table is not None, **opts)
+        sass, regs = compile_sass(pair.fast, pair.exact, pair.store_first, table=pair.table is not None, block=block, **opts)
         head = sass.split("BAR.SYNC")[0]
         if dump:
             print("\n".join(line.strip() for line in head.splitlines() if _OP.search(line)))
@@ -78,8 +80,8 @@ def main(argv=None) -> int:
         spill = head.count("STL") + head.count("LDL")
         total = sum(ops.values())
         dp = sum(ops[k] for k in ("DFMA", "DADD", "DMUL"))
-        print(f"{name:6s} registers {regs:>3}  local ld/st {spill:>2}  fast part {total / 8:5.1f} instructions/element, float64 {dp / 8:4.1f}  "
-              + " ".join(f"{k}:{v / 8:g}" for k, v in ops.most_common(10)))
+        print(f"{name:6s} registers {regs:>3}  local ld/st {spill:>2}  fast part {total / per_thread:5.1f} instructions/element, "
+              f"float64 {dp / per_thread:4.1f}  " + " ".join(f"{k}:{v / per_thread:g}" for k, v in ops.most_common(10)))
     return 0
 
 

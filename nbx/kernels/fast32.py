@@ -319,31 +319,51 @@ def _horner10(z, c: tl.constexpr):
 
 
 @triton.jit
-def erf_fast(x):
+def tiny_or_nan(r):
+    """r float32, a fast value rounded: True where 0 < |r| <= 2^-126 or r is NaN, in two FSETPs
+    (r != 0 holds for NaN, |r| > 2^-126 does not). The rounding test reads y's low 29 bits as the
+    bits below a float32 ulp, which holds for normal results only (float32's grid keeps the spacing
+    2^-149 below 2^-126; r = 2^-126 may come from a y below it). A NaN falls back so that its
+    payload is the exact path's (a NaN stored from y would be the FP64 unit's canonical NaN)."""
+    return (r != 0) & ~(tl.abs(r) > 1.1754943508222875e-38)
+
+
+@triton.jit
+def erf_fast(x, POISON: tl.constexpr = False):
     """x float32 -> (float64 erf(x), relative error < 2^-48.9 (every float32 input, H200); mask of
-    x outside the fast domain; poisoned: NaN there).
+    the elements the rounding test cannot judge: NaN and float32 subnormal results, tiny_or_nan).
 
     One rational, x P(x^2) / Q(x^2), on x clamped to [-4, 4] in float32: erf(4) = 1 - 1.5e-8 rounds
     to 1.0f as erf does from 3.9192 on, and it lies 2^-26 from the rounding midpoint 1 - 2^-25, far
     outside the test's window, so clamped inputs (infinities too) take the fast path with no select.
+    The clamp propagates NaN (FMNMX.NAN), so a NaN input gives a NaN y; the mask is read from the
+    rounded value (FSETP), with no test of x and no select on the float64 value. POISON: the form before 2026-12-04, NaN-poisoned on x (NaN and subnormal x)
+    for nan_key, 14 more instructions per element (bench/sass_mix.py).
     libdevice's erf takes two polynomials, of degree 9 in x^2 and ~19 in |x|, and an exp: 41 float64
     operations and 85 instructions per element for sm_90 (bench/sass_mix.py). Here: 20 Horner steps
     and _quotient's division with no negation: D = -Q from negated coefficients makes fma(D, r, 1)
     = 1 - Q r, and r = rcp(Q) is rcp(D) with its sign bit flipped (an integer operation); 24 float64
-    operations in all. Outside: NaN and 0 < |x| < 2^-126 (float32 subnormal results); inside,
-    |erf x| is 0 or in [2^-126, 1], and erf(-0) = -0 P(0) / Q(0) = -0.
+    operations in all. Inside, |erf x| is 0 or in [2^-126, 1], and erf(-0) = -0 P(0) / Q(0) = -0.
     A table-driven form (16 polynomials of degree 9 in |x| - c_j, coefficients gathered from one
     128-byte row each: 10 float64 operations but 10 loads per element) ran at 0.61 of copy against
     this form's 0.80 on the H200 (2026-12-03, runs 15 and 16)."""
-    bits = x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
-    outside = ((bits - 1).to(tl.uint32, bitcast=True) < 0x007FFFFF) | (bits > 0x7F800000)
-    X = poison(tl.minimum(tl.maximum(x, -4.0), 4.0).to(tl.float64), outside)
+    if POISON:
+        bits = x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
+        outside = ((bits - 1).to(tl.uint32, bitcast=True) < 0x007FFFFF) | (bits > 0x7F800000)
+        X = poison(tl.minimum(tl.maximum(x, -4.0), 4.0).to(tl.float64), outside)
+    else:
+        X = tl.minimum(tl.maximum(x, -4.0, propagate_nan=tl.PropagateNan.ALL), 4.0,
+                       propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
     t = X * X
     n = X * _horner10(t, ERF_P)
     d = _horner10(t, ERF_Q_NEG)                                 # -Q(t) <= -1
     r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
     e = tl.fma(d, r, 1.0)                                       # 1 - Q r
-    return n * tl.fma(r, tl.fma(e, e, e), r), outside           # _quotient's step: ~2^-52
+    y = n * tl.fma(r, tl.fma(e, e, e), r)                       # _quotient's step: ~2^-52
+    if POISON:
+        return y, outside
+    else:
+        return y, tiny_or_nan(y.to(tl.float32))
 
 
 # ---------------------------------------------------------------- floor and truncated division

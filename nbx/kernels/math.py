@@ -206,8 +206,8 @@ def rounded_poisoned(y, K: tl.constexpr):
 
 @triton.jit
 def _erf_fast(x):
-    y, outside = fast32.erf_fast(x)                # poisoned: NaN where outside
-    return rounded_poisoned(y, fast32.ERF_K)
+    y, outside = fast32.erf_fast(x)
+    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.ERF_K)
 
 
 @triton.jit
