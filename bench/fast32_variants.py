@@ -124,7 +124,7 @@ def _tan2_fast(x):
 @triton.jit
 def _erf_p_fast(x):
     y, o = fast32.erf_fast(x, True)
-    return m.rounded_poisoned(y, fast32.ERF_K)
+    return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit

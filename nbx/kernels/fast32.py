@@ -9,9 +9,9 @@ elements/s, which leaves ~30 float64 operations per element. libdevice's float64
 
 How: each function evaluates in float64 with a relative error below ~2^-50 (a few polynomial
 terms: nbx/kernels/fit_fast32.py fits them), then asks whether the float64 value y can round to a
-different float32 than the exact value would. The exact value lies within E|y| of y (E = 2^-46,
+different float32 than the exact value would. The exact value lies within E|y| of y (E = 2^-45,
 >= 16x the worst error measured over every float32 input on the H200, bench/fast32_exhaustive.py),
-i.e. within K = E * 2^53 = 128 float64 ulps. y rounds wrongly only if a float32 rounding midpoint
+i.e. within K = E * 2^53 = 256 float64 ulps. y rounds wrongly only if a float32 rounding midpoint
 (low 29 mantissa bits of y equal to 2^28) lies in that window, so an element is hard when
     |low29(y) - 2^28| <= K   or   x is outside the fast path's domain (NaN, inf, huge trig
                                   arguments, log or rsqrt of x <= 0 ...)
@@ -20,13 +20,14 @@ A tile with any hard element is recomputed whole by the libdevice float64 path: 
 stores the fast values, takes one min over the tile's keys (hard_key; a CTA-wide reduction, so the
 branch on it is uniform) and runs the exact body over a flagged tile in pieces of 128 elements
 (launch.py, deferred exact paths; math.defer names each pair). A random element is hard with
-probability 2K/2^29 = 2^-21, so a 1024-element tile falls back ~1 time in 2000; the result is the
-libdevice path's bit for bit wherever the fast value is not provably the same.
+probability 2K/2^29 = 2^-20, so a 1024-element tile falls back ~1 time in 1000; the result is the
+libdevice path's bit for bit wherever the fast value is not provably the same. One K serves every
+fast path, so the keys share one threshold (KEY_HARD) and the key is one LEA (_midpoint_key); log,
+sin, cos, tan and rsqrt, at 2^-50 or better, kept E = 2^-46 until 2026-12-04.
 
 log reads a table (launch.py passes it: math.defer table=): -log(k/128) for the k nearest 128/z,
 which leaves 9 float64 operations per element where its division form took 20. erf is one rational
-of degrees 9/9 under its own window, E = 2^-45 (ERF_K = 256, 2^-48.90 measured over every float32
-input; a tile falls back ~1 time in 1000), 24 float64 operations. On the H200 (2026-12-03) float64
+of degrees 9/9 (2^-49.14 measured over every float32 input), 24 float64 operations. On the H200 (2026-12-03) float64
 operations per element set the bandwidth more than registers did: log 0.89 -> 0.93-0.96 of copy
 from its table, erf 0.72 -> 0.80 and tan 0.87 -> 0.91 from a 4-operation division (_quotient),
 tan at 56 registers against 40.
@@ -42,8 +43,11 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
-# rounding test: the float64 error bound, in float64 ulps of y (E = 2^-46, K = E * 2^53)
-HARD_K = tl.constexpr(128)
+# rounding test: the float64 error bound, in float64 ulps of y (E = 2^-45, K = E * 2^53), and the keys:
+# int32, <= KEY_HARD exactly where an element needs the exact path, KEY_OUTSIDE (the least) outside
+HARD_K = tl.constexpr(256)
+KEY_HARD = tl.constexpr(16 * 256 - 2 ** 31)
+KEY_OUTSIDE = tl.constexpr(-2 ** 31)
 _MAGIC = tl.constexpr(6755399441055744.0)      # 1.5 * 2^52: y + MAGIC - MAGIC rounds y to an integer
 
 # coefficients from nbx/kernels/fit_fast32.py (near-minimax, printed error of the rounded coefficients)
@@ -73,7 +77,7 @@ TAN_P = tl.constexpr((1.0, -0.12828347787438954, 0.0028059190726387726, -7.48364
 TAN_Q = tl.constexpr((1.0, -0.46161681120772, 0.023344856141809193, -0.00020844816352972708))
 # erf(x) = x P(t) / Q(t), t = x^2 <= 16: degrees 9/9 (fit_fast32.fit_rational: near-minimax in relative
 # error, 2^-49.6 for the rounded coefficients). Every coefficient is positive, so neither Horner sum
-# cancels (condition 1). ERF_K: the rounding test's window for it, E = 2^-45.
+# cancels (condition 1).
 ERF_P = tl.constexpr((1.1283791670955114, 0.20189658065940183, 0.06055070601980824, 0.005460159023079106,
                       0.0006366726755343609, 3.347373880645516e-05, 1.864448593971149e-06,
                       5.0343906702989245e-08, 1.008349422068587e-09, 2.6162231188271987e-12))
@@ -81,7 +85,6 @@ ERF_Q = tl.constexpr((1.0, 0.5122595192704575, 0.12441483912113029, 0.0188941248
                       0.0019878197811942183, 0.00015112139663333126, 8.347447314974402e-06,
                       3.23779294516789e-07, 7.896061469975182e-09, 7.81447327340597e-11))
 ERF_Q_NEG = tl.constexpr(tuple(-c for c in ERF_Q.value))
-ERF_K = tl.constexpr(256)
 _LN2 = tl.constexpr(0.6931471805599453)
 _TWO_OVER_PI = tl.constexpr(0.6366197723675814)
 # pi/2 = PIO2_HI + PIO2_LO (+ 2^-109.0): for |x| <= 2^19, X - k PIO2_HI is exact in one fma (X and
@@ -99,10 +102,13 @@ _TRIG_MAX_BITS = tl.constexpr(0x49000000)      # 2^19 as float32 bits
 
 @triton.jit
 def _midpoint_key(y, K: tl.constexpr):
-    """(low29(y) - 2^28 + K) mod 2^29: <= 2K exactly where y's low 29 mantissa bits lie within K of
-    2^28, a float32 rounding midpoint."""
+    """8 w - 2^31 as int32, w = (low29(y) - 2^28 + K) mod 2^29, in one LEA: the low word of y times 8
+    drops the bits above the low 29 (8 * 2^29 = 2^32) and the 32-bit sum wraps as mod 2^29 would, so
+    8 low + 8K = 8 (low29 - 2^28 + K) - 2^31 (mod 2^32). w <= 2K, i.e. the key <= 16K - 2^31,
+    exactly where y's low 29 mantissa bits lie within K of 2^28, a float32 rounding midpoint. The
+    form with a mask and a subtraction took 3 instructions (before 2026-12-04)."""
     low = y.to(tl.int64, bitcast=True).to(tl.int32)
-    return (low + (K - 0x10000000)) & 0x1FFFFFFF
+    return low * 8 + 8 * K
 
 
 @triton.jit
@@ -110,23 +116,23 @@ def hard_to_round(y, K: tl.constexpr):
     """True where float64 y might round to a float32 other than the exact value's (see above).
     Valid where y is zero or inside float32's normal range, which each fast path guarantees on its
     domain (their docstrings say why)."""
-    return _midpoint_key(y, K) <= 2 * K
+    return _midpoint_key(y, K) <= 16 * K - 2 ** 31
 
 
 @triton.jit
 def hard_key(y, outside, K: tl.constexpr):
-    """Per element: < 0 exactly where hard_to_round or outside (-1 there), in ~4 instructions. A tile
-    needs the exact path iff its minimum key is < 0 (one CTA-wide min, so a branch on it is uniform).
-    The per-element form (a mask, then a max) cost log 0.14 of copy bandwidth on the H200
-    (bench/fast32_variants.py, 2026-12-03)."""
-    return tl.where(outside, -1, _midpoint_key(y, K) - (2 * K + 1))
+    """Per element: <= KEY_HARD exactly where hard_to_round (with K = HARD_K) or outside
+    (KEY_OUTSIDE there), in 2 instructions. A tile needs the exact path iff its minimum key is
+    <= KEY_HARD (one CTA-wide min, so a branch on it is uniform). The per-element form (a mask, then
+    a max) cost log 0.14 of copy bandwidth on the H200 (bench/fast32_variants.py, 2026-12-03)."""
+    return tl.where(outside, KEY_OUTSIDE, _midpoint_key(y, K))
 
 
 @triton.jit
 def poison(v, outside, ON: tl.constexpr = True):
     """NaN where outside (ON): an evaluation poisoned at its first float64 value ends in a NaN for
-    every element outside its domain, so its key (nan_key) needs no mask held to the end. erf takes
-    it. For log, sin, cos and tan it is a flag (POISON), off: on the H200 (2026-12-03, one run,
+    every element outside its domain, so its key (nan_key) needs no mask held to the end. erf took
+    it until 2026-12-04 (erf_fast POISON). For log, sin, cos and tan it is a flag (POISON), off: on the H200 (2026-12-03, one run,
     bench/fast32_variants.py --ab) poisoned sin ran at 0.86 of copy against 0.95 with the mask held
     (32 registers and a spill in the fast part against 38), cos 0.87 against 0.91, and log (0.88 /
     0.90) and tan (0.86 / 0.86) gained nothing."""
@@ -141,13 +147,13 @@ def nan_key(y, r, K: tl.constexpr):
     """hard_key for a poisoned evaluation: y the float64 value, r = y rounded to float32 (a NaN r
     is an element outside the domain; inside, every fast path's value is finite). The NaN test is
     on the float32 value, which is live anyway for the store (FSETP, not a float64 compare)."""
-    return tl.where(r != r, -1, _midpoint_key(y, K) - (2 * K + 1))
+    return tl.where(r != r, KEY_OUTSIDE, _midpoint_key(y, K))
 
 
 @triton.jit
 def any_hard(y, outside, K: tl.constexpr):
     """hard_to_round or outside anywhere in the tile."""
-    return tl.min(hard_key(y, outside, K)) < 0
+    return tl.min(hard_key(y, outside, K)) <= 16 * K - 2 ** 31
 
 
 @triton.jit

@@ -1,13 +1,14 @@
 """The flat kernel of the deferred float32 bodies (math.defer), and the body call both kernels share.
 
 launch.py takes deferred_flat_kernel for a deferred launch over one flat dim; everything else runs
-elementwise_kernel there. This module imports nothing of nbx but kernels/math.py, so
+elementwise_kernel there. This module imports nothing of nbx but kernels/math.py and fast32.py, so
 bench/sass_mix.py compiles the very kernel the launcher runs for sm_90 on a machine without a GPU
 (its registers there matched the H200's in every case compared, 2026-12-03).
 """
 import triton
 import triton.language as tl
 
+from .fast32 import KEY_HARD
 from .math import cast, load_as
 
 
@@ -86,7 +87,7 @@ def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
     res, key = apply_fast(BODY, TAB, N_IN, 0, a, b, c, 0, 0, 0, tab)
     if STORE_FIRST:
         tl.store(out + offs, cast(res, OUT_T), mask=mask)
-    hard = tl.min(tl.where(mask, key, 0)) < 0
+    hard = tl.min(tl.where(mask, key, 0)) <= KEY_HARD
     if not STORE_FIRST:
         if not hard:
             tl.store(out + offs, cast(res, OUT_T), mask=mask)

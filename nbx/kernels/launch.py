@@ -17,6 +17,7 @@ from .. import backend
 from ..tensor import Tensor, empty, from_numpy
 from . import iterate
 from .flat import apply_body as _apply, apply_fast, deferred_flat_kernel
+from .fast32 import KEY_HARD
 from .math import DEFERRED, cast, load_as
 
 MAX_OPERANDS = 3
@@ -82,8 +83,8 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
         res = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
         tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
     else:
-        # a deferred body (math.defer): the fast values and int32 keys, < 0 where the exact path is
-        # needed. STORE_FIRST: the values are stored before the keys' reduction over the tile, so no
+        # a deferred body (math.defer): the fast values and int32 keys, <= KEY_HARD where the exact
+        # path is needed. STORE_FIRST: the values are stored before the keys' reduction over the tile, so no
         # register holds them across it (tan_test 40 registers against tan_nofb's 32 with the
         # reduction first: 0.79 against 0.88 of copy, H200 2026-12-03); the pieces overwrite a
         # flagged tile after a barrier. Where out= shares storage with an input the pieces must
@@ -91,7 +92,7 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
         res, key = apply_fast(BODY, TAB, N_IN, NP, a, b, c, q0, q1, q2, tab)
         if STORE_FIRST:
             tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
-        hard = tl.min(tl.where(mask, key, 0)) < 0
+        hard = tl.min(tl.where(mask, key, 0)) <= KEY_HARD
         if not STORE_FIRST:
             if not hard:
                 tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
@@ -157,7 +158,7 @@ def _ndim_class(plan: iterate.Plan) -> int:
 
 # ---------------------------------------------------------------- deferred exact paths
 # A float32 body with a fast path (kernels/fast32.py) runs as the pair math.defer registered: FAST
-# returns (values, int32 keys, < 0 where needed), EXACT is the correctly rounded path (the body
+# returns (values, int32 keys, <= fast32.KEY_HARD where needed), EXACT is the correctly rounded path (the body
 # itself). The kernel runs EXACT only over a flagged tile, in pieces of PIECE elements reloaded from
 # memory, one loop iteration at a time. Inline (the exact path on the whole tile under the same
 # branch, as before 2026-12-03) the exact code set the kernel's register count for every tile: sin

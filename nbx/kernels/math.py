@@ -207,7 +207,7 @@ def rounded_poisoned(y, K: tl.constexpr):
 @triton.jit
 def _erf_fast(x):
     y, outside = fast32.erf_fast(x)
-    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.ERF_K)
+    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
 
 
 @triton.jit

@@ -156,7 +156,7 @@ def _float_floor_divide(a, b):
 @triton.jit
 def _quotient_fast(a, b, TRUNC: tl.constexpr):
     q, outside = fast32.divide_integral_fast(a, b, TRUNC)
-    return q.to(tl.float32), tl.where(outside, -1, 0)
+    return q.to(tl.float32), tl.where(outside, fast32.KEY_OUTSIDE, 0)
 
 
 @triton.jit
