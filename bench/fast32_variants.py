@@ -34,6 +34,7 @@ from nbx.kernels.launch import launch
 
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import libdevice
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from elementwise import device_copy_ms, make_input, time_ms  # noqa: E402
@@ -122,13 +123,92 @@ def _tan2_fast(x):
 
 
 @triton.jit
-def _erf_p_fast(x):
-    y, o = fast32.erf_fast(x, True)
+def _erf_p_fast(x, c):
+    y, o = fast32.erf_fast(x, c, True)
     return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit
 def erf_p(x):
+    return m.erf(x)
+
+
+# Speed probes for erf, not correct values (but erf99): the same evaluation with its coefficients
+# as immediates (erf99: two UMOVs each, where erf's parameters take one ULDC), with fewer float64
+# operations (rationals truncated to degrees 8/8 and 7/7) or with two distinct coefficients (erf1c),
+# to see what bandwidth each cost sets
+@triton.jit
+def _horner(z, c: tl.constexpr, N: tl.constexpr):
+    acc = z * 0.0 + c[N - 1]
+    for i in tl.static_range(N - 2, -1, -1):
+        acc = acc * z + c[i]
+    return acc
+
+
+@triton.jit
+def _erf_probe(x, P: tl.constexpr, Q: tl.constexpr, N: tl.constexpr):
+    X = tl.minimum(tl.maximum(x, -4.0, propagate_nan=tl.PropagateNan.ALL), 4.0,
+                   propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
+    t = X * X
+    n = X * _horner(t, P, N)
+    d = _horner(t, Q, N)
+    r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
+    e = tl.fma(d, r, 1.0)
+    y = n * tl.fma(r, tl.fma(e, e, e), r)
+    return y.to(tl.float32), fast32.hard_key(y, fast32.tiny_or_nan(y.to(tl.float32)), fast32.HARD_K)
+
+
+_P88 = tl.constexpr(fast32.ERF_P.value[:9])
+_Q88 = tl.constexpr(fast32.ERF_Q_NEG.value[:9])
+_P77 = tl.constexpr(fast32.ERF_P.value[:8])
+_Q77 = tl.constexpr(fast32.ERF_Q_NEG.value[:8])
+_P1C = tl.constexpr((0.25,) * 10)
+_Q1C = tl.constexpr((-1.0,) + (-0.125,) * 9)
+
+
+@triton.jit
+def _erf99_fast(x):
+    return _erf_probe(x, fast32.ERF_P, fast32.ERF_Q_NEG, 10)
+
+
+@triton.jit
+def _erf88_fast(x):
+    return _erf_probe(x, _P88, _Q88, 9)
+
+
+@triton.jit
+def _erf77_fast(x):
+    return _erf_probe(x, _P77, _Q77, 8)
+
+
+@triton.jit
+def _erf1c_fast(x):
+    return _erf_probe(x, _P1C, _Q1C, 10)
+
+
+@triton.jit
+def erf_nofb(x):
+    y, key = _erf_probe(x, fast32.ERF_P, fast32.ERF_Q_NEG, 10)
+    return y
+
+
+@triton.jit
+def erf99(x):
+    return m.erf(x)
+
+
+@triton.jit
+def erf88(x):
+    return m.erf(x)
+
+
+@triton.jit
+def erf77(x):
+    return m.erf(x)
+
+
+@triton.jit
+def erf1c(x):
     return m.erf(x)
 
 
@@ -165,15 +245,17 @@ def tan_p(x):
 # the deferred bodies poisoned (fast32.poison, nan_key) in place of the mask held to the end
 for _b, _f, _e in [(sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
                    (tan_p, _tan_p_fast, m.tan), (sin2, _sin2_fast, m.sin), (cos2, _cos2_fast, m.cos),
-                   (tan2, _tan2_fast, m.tan), (erf_p, _erf_p_fast, m.erf)]:
-    m.defer(_b, _f, _e, m.DEFERRED[_e].store_first, options=m.DEFERRED[_e].options)
+                   (tan2, _tan2_fast, m.tan), (erf_p, _erf_p_fast, m.erf), (erf99, _erf99_fast, m.erf),
+                   (erf88, _erf88_fast, m.erf), (erf77, _erf77_fast, m.erf), (erf1c, _erf1c_fast, m.erf)]:
+    m.defer(_b, _f, _e, m.DEFERRED[_e].store_first, options=m.DEFERRED[_e].options,
+            table=m.DEFERRED[_e].table if _b is erf_p else None)
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
             "sin2": sin2, "cos2": cos2, "tan2": tan2, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p,
-            "erf_p": erf_p}
+            "erf_p": erf_p, "erf_nofb": erf_nofb, "erf99": erf99, "erf88": erf88, "erf77": erf77, "erf1c": erf1c}
 
 
 def main(argv=None) -> int:

@@ -76,7 +76,7 @@ FNS = {"log": (fast32.log_table_fast, _log_ref, _log_ref, fast32.HARD_K, fast32.
        "cos": (_cos_fast, _cos_ref, _cos_ref, fast32.HARD_K, None),
        "tan": (fast32.tan_fast, _tan_ref, _tan_ref, fast32.HARD_K, None),
        "rsqrt": (fast32.rsqrt_fast, _rsqrt_ref, _rsqrt_ref, fast32.HARD_K, None),
-       "erf": (fast32.erf_fast, _erf_ref, _erf_clamped_ref, fast32.HARD_K, None)}
+       "erf": (fast32.erf_fast, _erf_ref, _erf_clamped_ref, fast32.HARD_K, fast32.ERF_PARAMS)}
 
 
 def bound(name: str) -> float:

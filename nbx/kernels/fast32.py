@@ -85,6 +85,8 @@ ERF_Q = tl.constexpr((1.0, 0.5122595192704575, 0.12441483912113029, 0.0188941248
                       0.0019878197811942183, 0.00015112139663333126, 8.347447314974402e-06,
                       3.23779294516789e-07, 7.896061469975182e-09, 7.81447327340597e-11))
 ERF_Q_NEG = tl.constexpr(tuple(-c for c in ERF_Q.value))
+# erf_fast's coefficients as kernel parameters (math.defer table=, launch.device_table): P, then -Q
+ERF_PARAMS = ERF_P.value + ERF_Q_NEG.value
 _LN2 = tl.constexpr(0.6931471805599453)
 _TWO_OVER_PI = tl.constexpr(0.6366197723675814)
 # pi/2 = PIO2_HI + PIO2_LO (+ 2^-109.0): for |x| <= 2^19, X - k PIO2_HI is exact in one fma (X and
@@ -335,7 +337,21 @@ def tiny_or_nan(r):
 
 
 @triton.jit
-def erf_fast(x, POISON: tl.constexpr = False):
+def param(c):
+    """A float64 kernel parameter from its int64 bit pattern (launch.device_table; one ULDC.64)."""
+    return c.to(tl.int64).to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def _horner10p(z, c, OFF: tl.constexpr):
+    """_horner10 over the parameters c[OFF] .. c[OFF + 9]."""
+    return param(c[OFF]) + z * (param(c[OFF + 1]) + z * (param(c[OFF + 2]) + z * (param(c[OFF + 3]) + z * (
+        param(c[OFF + 4]) + z * (param(c[OFF + 5]) + z * (param(c[OFF + 6]) + z * (param(c[OFF + 7]) + z * (
+            param(c[OFF + 8]) + z * param(c[OFF + 9])))))))))
+
+
+@triton.jit
+def erf_fast(x, c, POISON: tl.constexpr = False):
     """x float32 -> (float64 erf(x), relative error < 2^-48.9 (every float32 input, H200); mask of
     the elements the rounding test cannot judge: NaN and float32 subnormal results, tiny_or_nan).
 
@@ -361,8 +377,8 @@ def erf_fast(x, POISON: tl.constexpr = False):
         X = tl.minimum(tl.maximum(x, -4.0, propagate_nan=tl.PropagateNan.ALL), 4.0,
                        propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
     t = X * X
-    n = X * _horner10(t, ERF_P)
-    d = _horner10(t, ERF_Q_NEG)                                 # -Q(t) <= -1
+    n = X * _horner10p(t, c, 0)                                 # c: ERF_PARAMS
+    d = _horner10p(t, c, 10)                                    # -Q(t) <= -1
     r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
     e = tl.fma(d, r, 1.0)                                       # 1 - Q r
     y = n * tl.fma(r, tl.fma(e, e, e), r)                       # _quotient's step: ~2^-52

@@ -210,11 +210,17 @@ def fault_flag() -> Tensor:
 _TABLES: dict = {}
 
 
-def device_table(table: _np.ndarray) -> Tensor:
-    """A deferred body's table (math.defer) on the device, copied once per process."""
+def device_table(table):
+    """A deferred body's table (math.defer) as its fast body's second argument: an array on the
+    device, copied once per process; a tuple of floats as kernel parameters, each a float64's int64
+    bit pattern (Triton passes a Python float as a float32; fast32.param decodes them)."""
     key = id(table)
     if key not in _TABLES:
-        _TABLES[key] = (table, from_numpy(_np.ascontiguousarray(table)))
+        if isinstance(table, tuple):
+            arg = tuple(int(v) for v in _np.asarray(table, dtype=_np.float64).view(_np.int64))
+        else:
+            arg = from_numpy(_np.ascontiguousarray(table))
+        _TABLES[key] = (table, arg)
     return _TABLES[key][1]
 
 

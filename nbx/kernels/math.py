@@ -152,7 +152,7 @@ class Deferred(NamedTuple):
     fast: object
     exact: object
     store_first: bool = True
-    table: object = None        # a float64 numpy array the fast body reads: fast(x, table pointer)
+    table: object = None        # fast(x, table): a float64 array (a pointer) or a tuple of floats (parameters)
     options: tuple = ()         # (name, value) Triton launch options of the deferred kernel on CUDA
 
 
@@ -160,8 +160,9 @@ def defer(body, fast, exact, store_first=True, table=None, options=()):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
     the fast values before the tile's key reduction (launch.py); which order needs fewer registers
     is the body's own affair. table: a float64 array the launcher keeps on the device and passes to
-    fast as its second argument (unary bodies only). options: launch options (maxnreg) of the
-    deferred kernels on CUDA, the body's own register trade-off."""
+    fast as its second argument (unary bodies only), or a tuple of floats passed as kernel
+    parameters (one ULDC each, where an immediate costs two UMOVs). options: launch options
+    (maxnreg) of the deferred kernels on CUDA, the body's own register trade-off."""
     DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options))
     return body
 
@@ -205,8 +206,8 @@ def rounded_poisoned(y, K: tl.constexpr):
 
 
 @triton.jit
-def _erf_fast(x):
-    y, outside = fast32.erf_fast(x)
+def _erf_fast(x, c):
+    y, outside = fast32.erf_fast(x, c)
     return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
 
 
@@ -496,9 +497,10 @@ def sigmoid_stable(x):
 # after its reduction 40 registers and 0.84 of copy, before 42 and 0.80; sin after 42 and 0.86,
 # before 38 and 0.89; tan after 44 and 0.76, before 39 and 0.81; rsqrt 0.99 either way.
 for _body, _fast, _first in [(sin, _sin_fast, True), (cos, _cos_fast, True),
-                             (rsqrt, _rsqrt_fast, True), (erf, _erf_fast, True)]:
+                             (rsqrt, _rsqrt_fast, True)]:
     defer(_body, _fast, _body, _first)
 # tan: ptxas gives its kernel 56 registers; capped at 48 it ran at 0.95 / 0.94 of copy against 0.90 /
 # 0.90 uncapped and 0.89 / 0.88 at 40 (H200, 2026-12-03, run 20, bench/fast32_variants.py --ab)
 defer(tan, _tan_fast, tan, True, options=(("maxnreg", 48),))
 defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
+defer(erf, _erf_fast, erf, True, table=fast32.ERF_PARAMS)
