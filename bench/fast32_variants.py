@@ -56,27 +56,31 @@ def _test_only(y, outside):
     return tl.where(fast32.any_hard(y, outside, fast32.HARD_K), 0.0, r)
 
 
+_SIN_BITS = fast32.bits(fast32.SIN_PARAMS)     # the plain (not deferred) bodies: immediates
+_TAN_BITS = fast32.bits(fast32.TAN_PARAMS)
+
+
 @triton.jit
 def sin_nofb(x):
-    y, o = fast32.sincos_fast(x, 0)
+    y, o = fast32.sincos_fast(x, _SIN_BITS)
     return y.to(tl.float32)
 
 
 @triton.jit
 def sin_test(x):
-    y, o = fast32.sincos_fast(x, 0)
+    y, o = fast32.sincos_fast(x, _SIN_BITS)
     return _test_only(y, o)
 
 
 @triton.jit
 def tan_nofb(x):
-    y, o = fast32.tan_fast(x)
+    y, o = fast32.tan_fast(x, _TAN_BITS)
     return y.to(tl.float32)
 
 
 @triton.jit
 def tan_test(x):
-    y, o = fast32.tan_fast(x)
+    y, o = fast32.tan_fast(x, _TAN_BITS)
     return _test_only(y, o)
 
 
@@ -87,38 +91,38 @@ def rsqrt_nofb(x):
 
 
 @triton.jit
-def _sin_p_fast(x):
-    y, o = fast32.sincos_fast(x, 0, True)
+def _sin_p_fast(x, c):
+    y, o = fast32.sincos_fast(x, c, True)
     return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit
-def _cos_p_fast(x):
-    y, o = fast32.sincos_fast(x, 1, True)
+def _cos_p_fast(x, c):
+    y, o = fast32.sincos_fast(x, c, True)
     return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit
-def _tan_p_fast(x):
-    y, o = fast32.tan_fast(x, True)
+def _tan_p_fast(x, c):
+    y, o = fast32.tan_fast(x, c, True)
     return m.rounded_poisoned(y, fast32.HARD_K)
 
 
 @triton.jit
-def _sin2_fast(x):
-    y, o = fast32.sincos_fast(x, 0, False, True)
+def _sin2_fast(x, c):
+    y, o = fast32.sincos_fast(x, c, False, True)
     return m.rounded(y, o)
 
 
 @triton.jit
-def _cos2_fast(x):
-    y, o = fast32.sincos_fast(x, 1, False, True)
+def _cos2_fast(x, c):
+    y, o = fast32.sincos_fast(x, c, False, True)
     return m.rounded(y, o)
 
 
 @triton.jit
-def _tan2_fast(x):
-    y, o = fast32.tan_fast(x, False, True)
+def _tan2_fast(x, c):
+    y, o = fast32.tan_fast(x, c, False, True)
     return m.rounded(y, o)
 
 
@@ -248,7 +252,7 @@ for _b, _f, _e in [(sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
                    (tan2, _tan2_fast, m.tan), (erf_p, _erf_p_fast, m.erf), (erf99, _erf99_fast, m.erf),
                    (erf88, _erf88_fast, m.erf), (erf77, _erf77_fast, m.erf), (erf1c, _erf1c_fast, m.erf)]:
     m.defer(_b, _f, _e, m.DEFERRED[_e].store_first, options=m.DEFERRED[_e].options,
-            table=m.DEFERRED[_e].table if _b is erf_p else None)
+            table=m.DEFERRED[_e].table if _f.fn.__code__.co_argcount == 2 else None)
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log,
@@ -308,19 +312,19 @@ def main(argv=None) -> int:
             for item in a.ab.split(","):
                 name, _, spec = item.partition("@")
                 opts = {k: int(v) for k, v in (kv.split("=") for kv in filter(None, spec.split("+")))}
-                launch_mod._MAX_C = launch_mod._TILE = opts.pop("block", 1024)     # "erf@block=2048+maxnreg=48"
+                launch_mod.FLAT_BLOCK = opts.pop("block", 0)       # "erf@block=2048+maxnreg=48"
                 launch_mod.LAUNCH_OPTIONS = opts
                 body = VARIANTS[name]
                 ms = time_ms(lambda: launch(body, out, [x], [], compute=[nbx.float32], op=name), a.reps)
                 print(f"A/B {item:>30}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
         launch_mod.LAUNCH_OPTIONS = {}
-        launch_mod._MAX_C = launch_mod._TILE = 1024
+        launch_mod.FLAT_BLOCK = 0
     for spec in filter(None, a.options.split(";")):
         # launch options for the deferred bodies, e.g. "maxnreg=32" or "num_warps=8,maxnreg=32":
         # registers set occupancy (65536 per SM: 32 per thread -> 64 warps, 40 -> 48, 48 -> 40)
         opts = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
         block = opts.pop("block", 1024)                     # the flat tile, launch._TILE
-        launch_mod._MAX_C = launch_mod._TILE = block
+        launch_mod._MAX_C = launch_mod._TILE = launch_mod.FLAT_BLOCK = block
         launch_mod.LAUNCH_OPTIONS = opts
         for name in ("log", "sin", "cos", "tan", "erf"):
             body = VARIANTS[name]
@@ -328,6 +332,7 @@ def main(argv=None) -> int:
             print(f"{name} {spec:>22}: {ms:7.3f} ms  {copy_ms / ms:5.2f} of copy", flush=True)
         launch_mod.LAUNCH_OPTIONS = {}
         launch_mod._MAX_C = launch_mod._TILE = 1024
+        launch_mod.FLAT_BLOCK = 0
     print_registers()
     return 0
 

@@ -66,13 +66,14 @@ def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     dump = args[args.index("--dump") + 1] if "--dump" in args else None
     maxnreg = args[args.index("--maxnreg") + 1] if "--maxnreg" in args else None
-    block = int(args[args.index("--block") + 1]) if "--block" in args else 1024
-    per_thread = block // 128                             # elements per thread (4 warps)
+    block_arg = int(args[args.index("--block") + 1]) if "--block" in args else 0
     options = {"maxnreg": int(maxnreg)} if maxnreg else {}
-    names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg, str(block))] or ["log", "sin", "cos", "tan", "rsqrt", "erf"]
+    names = [a for a in args if not a.startswith("--") and a not in (dump, maxnreg, str(block_arg))] or ["log", "sin", "cos", "tan", "rsqrt", "erf"]
     for name in ([dump] if dump else names):
         pair = m.DEFERRED[getattr(m, name)]
         opts = {**dict(pair.options), **options}          # the body's own options (math.defer), then --maxnreg
+        block = block_arg or pair.block or 1024           # --block, else the body's own tile
+        per_thread = block // 128                         # elements per thread (4 warps)
         sass, regs = compile_sass(pair.fast, pair.exact, pair.store_first, table=pair.table, block=block, **opts)
         head = sass.split("BAR.SYNC")[0]
         if dump:

@@ -50,16 +50,6 @@ def _rsqrt_ref(w):
 
 
 @triton.jit
-def _sin_fast(x):
-    return fast32.sincos_fast(x, 0)
-
-
-@triton.jit
-def _cos_fast(x):
-    return fast32.sincos_fast(x, 1)
-
-
-@triton.jit
 def _erf_ref(w):
     return libdevice.erf(w)
 
@@ -70,11 +60,12 @@ def _erf_clamped_ref(w):
 
 
 # name: (fast path, libdevice reference, what the fast value approximates, the rounding test's
-# window K in float64 ulps: E = K 2^-53, the fast path's table or None: fast(x, table) or fast(x))
+# window K in float64 ulps: E = K 2^-53, the fast path's table (an array, or a tuple of parameters)
+# or None: fast(x, table) or fast(x))
 FNS = {"log": (fast32.log_table_fast, _log_ref, _log_ref, fast32.HARD_K, fast32.LOG_TABLE),
-       "sin": (_sin_fast, _sin_ref, _sin_ref, fast32.HARD_K, None),
-       "cos": (_cos_fast, _cos_ref, _cos_ref, fast32.HARD_K, None),
-       "tan": (fast32.tan_fast, _tan_ref, _tan_ref, fast32.HARD_K, None),
+       "sin": (fast32.sincos_fast, _sin_ref, _sin_ref, fast32.HARD_K, fast32.SIN_PARAMS),
+       "cos": (fast32.sincos_fast, _cos_ref, _cos_ref, fast32.HARD_K, fast32.COS_PARAMS),
+       "tan": (fast32.tan_fast, _tan_ref, _tan_ref, fast32.HARD_K, fast32.TAN_PARAMS),
        "rsqrt": (fast32.rsqrt_fast, _rsqrt_ref, _rsqrt_ref, fast32.HARD_K, None),
        "erf": (fast32.erf_fast, _erf_ref, _erf_clamped_ref, fast32.HARD_K, fast32.ERF_PARAMS)}
 

@@ -100,6 +100,13 @@ _PIO2_1 = tl.constexpr(1.5707963267341256)
 _PIO2_2 = tl.constexpr(6.077100506303966e-11)
 _PIO2_3 = tl.constexpr(2.0222662487959506e-21)
 _TRIG_MAX_BITS = tl.constexpr(0x49000000)      # 2^19 as float32 bits
+# sin, cos and tan's constants as kernel parameters (math.defer table=): the reduction's (2/pi,
+# MAGIC + the quadrant's shift, C1, C2, C3, PIO2_HI, PIO2_LO), then each body's polynomials
+_REDUCE = (_TWO_OVER_PI.value, _MAGIC.value, _PIO2_1.value, _PIO2_2.value, _PIO2_3.value,
+           _PIO2_HI.value, _PIO2_LO.value)
+SIN_PARAMS = _REDUCE + SIN_S.value
+COS_PARAMS = (_REDUCE[0], _REDUCE[1] + 1) + _REDUCE[2:] + SIN_S.value
+TAN_PARAMS = _REDUCE + TAN_P.value[1:] + TAN_Q.value[1:]
 
 
 @triton.jit
@@ -252,10 +259,11 @@ def rsqrt_fast(x):
 
 # ---------------------------------------------------------------- sin, cos, tan
 @triton.jit
-def _reduce_pio2(x, outside, SHIFT: tl.constexpr, POISON: tl.constexpr, FMA2: tl.constexpr = True):
+def _reduce_pio2(x, outside, c, POISON: tl.constexpr, FMA2: tl.constexpr = True):
     """x float32, |x| <= 2^19 -> (r, k + SHIFT): r = X - k pi/2 in float64 with |r| <= pi/4 (1 + 2^-30),
     the low bits of k + SHIFT as int32 (the quadrant, moved by SHIFT in the same addition: MAGIC +
-    SHIFT is exact and its low bits carry SHIFT); r is NaN where outside if POISON.
+    SHIFT, c[1], is exact and its low bits carry SHIFT); r is NaN where outside if POISON. c: the
+    parameters (SIN_PARAMS ...), or their bit patterns as a constexpr tuple (immediates).
     FMA2: two fmas (PIO2_HI, PIO2_LO) in place of three products and differences (C1, C2, C3), one
     float64 operation fewer. Which is faster depends on the registers ptxas then gives the body
     (H200, 2026-12-03, run 18, bench/fast32_variants.py --ab, two passes): tan 0.92 / 0.87 of copy
@@ -264,16 +272,17 @@ def _reduce_pio2(x, outside, SHIFT: tl.constexpr, POISON: tl.constexpr, FMA2: tl
     registers (math.defer options) ran at 0.95 / 0.94 against 0.93 / 0.92 with it: no body takes
     it; the benchmarks' variants (sin2, cos2, tan2) keep it measurable."""
     X = poison(x.to(tl.float64), outside, POISON)   # F2F: integer bit-building measured slower (0.62 vs 0.77 of copy)
-    t = X * _TWO_OVER_PI + (_MAGIC + SHIFT)
-    k = t - (_MAGIC + SHIFT)
+    magic = param(c[1])
+    t = X * param(c[0]) + magic
+    k = t - magic
     quadrant = t.to(tl.int64, bitcast=True).to(tl.int32)
     if FMA2:
-        r = libdevice.fma(_minus(k, True), _f64(X, _PIO2_HI), X)
-        r = libdevice.fma(_minus(k, True), _f64(X, _PIO2_LO), r)
+        r = libdevice.fma(_minus(k, True), tl.broadcast_to(param(c[5]), X.shape), X)
+        r = libdevice.fma(_minus(k, True), tl.broadcast_to(param(c[6]), X.shape), r)
     else:
-        r = X - k * _PIO2_1
-        r = r - k * _PIO2_2
-        r = r - k * _PIO2_3
+        r = X - k * param(c[2])
+        r = r - k * param(c[3])
+        r = r - k * param(c[4])
     return r, quadrant
 
 
@@ -286,34 +295,35 @@ def _trig_outside(x):
 
 
 @triton.jit
-def sincos_fast(x, SHIFT: tl.constexpr, POISON: tl.constexpr = False, FMA2: tl.constexpr = False):
-    """SHIFT 0: sin(x), 1: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one).
+def sincos_fast(x, c, POISON: tl.constexpr = False, FMA2: tl.constexpr = False):
+    """c = SIN_PARAMS: sin(x); COS_PARAMS: cos(x) (cos x = sin(x + pi/2): the quadrant moves by one).
 
     One polynomial per element: where the quadrant asks for cos r, it is 1 - 2 sin^2(r/2), with
     sin(r/2) from the same polynomial (r/2 is exact). 2 sin^2(r/2) <= 0.293 against cos r >= 0.707,
     so sin's relative error d reaches cos r as 0.83 d, plus the final fma's 2^-53. A sin and a cos
     polynomial for every element (the form before 2026-12-03) cost 8 more float64 operations."""
     outside = _trig_outside(x)
-    r, q = _reduce_pio2(x, outside, SHIFT, POISON, FMA2)
+    r, q = _reduce_pio2(x, outside, c, POISON, FMA2)
     odd = (q & 1) != 0
     u = tl.where(odd, r * 0.5, r)
     z = u * u
     # u * (1 + z S), not u + u z S: for u = -0 the sum would be -0 + +0 = +0 (sin(-0) is -0)
-    s = u * (1.0 + z * _horner6(z, SIN_S[0], SIN_S[1], SIN_S[2], SIN_S[3], SIN_S[4], SIN_S[5]))
+    s = u * (1.0 + z * _horner6(z, param(c[7]), param(c[8]), param(c[9]), param(c[10]), param(c[11]),
+                                param(c[12])))
     y = tl.where(odd, tl.fma(-2.0 * s, s, 1.0), s)
     return _flip_sign(y, (q & 2) != 0), outside
 
 
 @triton.jit
-def tan_fast(x, POISON: tl.constexpr = False, FMA2: tl.constexpr = False):
+def tan_fast(x, c, POISON: tl.constexpr = False, FMA2: tl.constexpr = False):
     """tan r = r P / Q, and -Q / (r P) in odd quadrants (tan(r + pi/2) = -cot r): one quotient of two
     degree-3 polynomials in z, where sin and cos polynomials and their quotient cost 10 more float64
     operations per element."""
     outside = _trig_outside(x)
-    r, quadrant = _reduce_pio2(x, outside, 0, POISON, FMA2)
+    r, quadrant = _reduce_pio2(x, outside, c, POISON, FMA2)       # c = TAN_PARAMS
     z = r * r
-    p = r * _horner4(z, TAN_P[0], TAN_P[1], TAN_P[2], TAN_P[3])    # r = -0: p = -0
-    q = _horner4(z, TAN_Q[0], TAN_Q[1], TAN_Q[2], TAN_Q[3])        # >= 0.72
+    p = r * _horner4(z, 1.0, param(c[7]), param(c[8]), param(c[9]))      # r = -0: p = -0
+    q = _horner4(z, 1.0, param(c[10]), param(c[11]), param(c[12]))       # >= 0.72
     odd = (quadrant & 1) != 0
     y = _quotient(tl.where(odd, _minus(q, True), p), tl.where(odd, p, q), True)
     return y, outside
@@ -336,10 +346,21 @@ def tiny_or_nan(r):
     return (r != 0) & ~(tl.abs(r) > 1.1754943508222875e-38)
 
 
+def param_bits(values) -> tuple:
+    """float64 values as the int64 bit patterns param() decodes (kernel parameters or constexprs)."""
+    return tuple(int(v) for v in np.asarray(values, dtype=np.float64).view(np.int64))
+
+
+def bits(values):
+    """The parameters as a constexpr tuple: the same code with immediates (the benchmarks)."""
+    return tl.constexpr(param_bits(values))
+
+
 @triton.jit
 def param(c):
-    """A float64 kernel parameter from its int64 bit pattern (launch.device_table; one ULDC.64)."""
-    return c.to(tl.int64).to(tl.float64, bitcast=True)
+    """A float64 kernel parameter from its int64 bit pattern (launch.device_table; one ULDC.64); a
+    constexpr bit pattern (bits()) gives the immediate."""
+    return tl.cast(c, tl.int64).to(tl.float64, bitcast=True)
 
 
 @triton.jit

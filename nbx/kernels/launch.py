@@ -17,6 +17,7 @@ from .. import backend
 from ..tensor import Tensor, empty, from_numpy
 from . import iterate
 from .flat import apply_body as _apply, apply_fast, deferred_flat_kernel
+from . import fast32
 from .fast32 import KEY_HARD
 from .math import DEFERRED, cast, load_as
 
@@ -195,6 +196,8 @@ FLAT = True
 
 # extra Triton launch options (num_warps, ...) for the benchmarks' sweeps; empty in use
 LAUNCH_OPTIONS: dict = {}
+# the flat deferred kernel's tile for every body, over their own (math.defer block=); benchmarks only
+FLAT_BLOCK = 0
 
 _FAULT_FLAG: Tensor | None = None
 _ZERO = _np.zeros(1, dtype=_np.int32)
@@ -217,7 +220,7 @@ def device_table(table):
     key = id(table)
     if key not in _TABLES:
         if isinstance(table, tuple):
-            arg = tuple(int(v) for v in _np.asarray(table, dtype=_np.float64).view(_np.int64))
+            arg = fast32.param_bits(table)
         else:
             arg = from_numpy(_np.ascontiguousarray(table))
         _TABLES[key] = (table, arg)
@@ -260,6 +263,10 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
             tab = device_table(pair.table)
         store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)
         if _flat(plan, params, fault):
+            if backend.IS_CUDA and (FLAT_BLOCK or pair.block):
+                block_c = FLAT_BLOCK or pair.block
+                n_tiles = triton.cdiv(plan.C, block_c)
+                piece_c, n_pieces = _pieces(1, block_c)
             with _np.errstate(all="ignore"):
                 deferred_flat_kernel[(n_tiles,)](
                     out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces, tab,

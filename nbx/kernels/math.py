@@ -154,16 +154,18 @@ class Deferred(NamedTuple):
     store_first: bool = True
     table: object = None        # fast(x, table): a float64 array (a pointer) or a tuple of floats (parameters)
     options: tuple = ()         # (name, value) Triton launch options of the deferred kernel on CUDA
+    block: int = 0              # the flat kernel's tile on CUDA (0: the launcher's, 1024)
 
 
-def defer(body, fast, exact, store_first=True, table=None, options=()):
+def defer(body, fast, exact, store_first=True, table=None, options=(), block=0):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
     the fast values before the tile's key reduction (launch.py); which order needs fewer registers
     is the body's own affair. table: a float64 array the launcher keeps on the device and passes to
     fast as its second argument (unary bodies only), or a tuple of floats passed as kernel
     parameters (one ULDC each, where an immediate costs two UMOVs). options: launch options
-    (maxnreg) of the deferred kernels on CUDA, the body's own register trade-off."""
-    DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options))
+    (maxnreg) of the deferred kernels on CUDA, the body's own register trade-off; block: the flat
+    kernel's tile there, which spreads per-thread costs (parameters, addresses) over more elements."""
+    DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options), int(block))
     return body
 
 
@@ -181,20 +183,20 @@ def _log_fast(x, tab):
 
 
 @triton.jit
-def _sin_fast(x):
-    y, outside = fast32.sincos_fast(x, 0)
+def _sin_fast(x, c):
+    y, outside = fast32.sincos_fast(x, c)
     return rounded(y, outside)
 
 
 @triton.jit
-def _cos_fast(x):
-    y, outside = fast32.sincos_fast(x, 1)
+def _cos_fast(x, c):
+    y, outside = fast32.sincos_fast(x, c)
     return rounded(y, outside)
 
 
 @triton.jit
-def _tan_fast(x):
-    y, outside = fast32.tan_fast(x)
+def _tan_fast(x, c):
+    y, outside = fast32.tan_fast(x, c)
     return rounded(y, outside)
 
 
@@ -496,11 +498,14 @@ def sigmoid_stable(x):
 # 42 or 44 drop to 40 warps). H200, 2026-12-03, bench/fast32_variants.py --store-after: log stored
 # after its reduction 40 registers and 0.84 of copy, before 42 and 0.80; sin after 42 and 0.86,
 # before 38 and 0.89; tan after 44 and 0.76, before 39 and 0.81; rsqrt 0.99 either way.
-for _body, _fast, _first in [(sin, _sin_fast, True), (cos, _cos_fast, True),
-                             (rsqrt, _rsqrt_fast, True)]:
-    defer(_body, _fast, _body, _first)
+defer(sin, _sin_fast, sin, True, table=fast32.SIN_PARAMS)
+defer(cos, _cos_fast, cos, True, table=fast32.COS_PARAMS)
+defer(rsqrt, _rsqrt_fast, rsqrt, True)
 # tan: ptxas gives its kernel 56 registers; capped at 48 it ran at 0.95 / 0.94 of copy against 0.90 /
 # 0.90 uncapped and 0.89 / 0.88 at 40 (H200, 2026-12-03, run 20, bench/fast32_variants.py --ab)
-defer(tan, _tan_fast, tan, True, options=(("maxnreg", 48),))
+defer(tan, _tan_fast, tan, True, table=fast32.TAN_PARAMS, options=(("maxnreg", 48),))
 defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
-defer(erf, _erf_fast, erf, True, table=fast32.ERF_PARAMS)
+# erf: 2048-element tiles, 16 elements per thread, took 39.9 instructions per element where 1024 took
+# 43.4 (bench/sass_mix.py), at 56 registers against 40; H200 A/B (2026-12-04): 0.91 / 0.91 of copy
+# against 0.90 / 0.90
+defer(erf, _erf_fast, erf, True, table=fast32.ERF_PARAMS, block=2048)
