@@ -19,7 +19,10 @@ against 0.95, cos 0.87 against 0.91, log and tan no better; maxnreg=32 on the po
 0.91, cos 0.90, log 0.82, tan 0.81, erf 0.70 (0.74 without). The pi/2 reduction in two fmas
 (sin2, cos2, tan2): fast32._reduce_pio2.
 The division form of log and its variants went with it on 2026-12-03 (log now reads a table:
-fast32.log_table_fast).
+fast32.log_table_fast). Fifth session (reports/h200/bandwidth-20261203-keys.md): erf without a test
+of x (erf_p is the poisoned form) 0.88 against 0.82; the keys in one LEA; coefficients as kernel
+parameters, erf 0.90 against 0.85 with immediates (erf99); erf's speed probes (run 25): truncated
+to 8/8 0.87, 7/7 0.93, two distinct coefficients 0.87, no test 0.90, against 0.85.
 Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10] [--ab sin,sin_p,sin@maxnreg=32]
 """
 from __future__ import annotations

@@ -23,11 +23,16 @@ branch on it is uniform) and runs the exact body over a flagged tile in pieces o
 probability 2K/2^29 = 2^-20, so a 1024-element tile falls back ~1 time in 1000; the result is the
 libdevice path's bit for bit wherever the fast value is not provably the same. One K serves every
 fast path, so the keys share one threshold (KEY_HARD) and the key is one LEA (_midpoint_key); log,
-sin, cos, tan and rsqrt, at 2^-50 or better, kept E = 2^-46 until 2026-12-04.
+sin, cos, tan and rsqrt, at 2^-50 or better, kept E = 2^-46 until the fifth session of 2026-12-03.
 
 log reads a table (launch.py passes it: math.defer table=): -log(k/128) for the k nearest 128/z,
 which leaves 9 float64 operations per element where its division form took 20. erf is one rational
-of degrees 9/9 (2^-49.14 measured over every float32 input), 24 float64 operations. On the H200 (2026-12-03) float64
+of degrees 9/9 (2^-48.90 measured over every float32 input), 24 float64 operations. The
+polynomials' coefficients of erf, sin, cos and tan reach the kernel as parameters (math.defer
+table=, *_PARAMS): one ULDC each where an immediate takes two UMOVs. Across the bodies, the
+instructions per element before the tile's reduction (bench/sass_mix.py) set the bandwidth on the
+H200 more than anything else: ~0.61 issued per sub-partition and clock at copy bandwidth x the
+fraction reached, in every run of the fifth session of 2026-12-03. On the H200 (2026-12-03) float64
 operations per element set the bandwidth more than registers did: log 0.89 -> 0.93-0.96 of copy
 from its table, erf 0.72 -> 0.80 and tan 0.87 -> 0.91 from a 4-operation division (_quotient),
 tan at 56 registers against 40.
@@ -115,7 +120,7 @@ def _midpoint_key(y, K: tl.constexpr):
     drops the bits above the low 29 (8 * 2^29 = 2^32) and the 32-bit sum wraps as mod 2^29 would, so
     8 low + 8K = 8 (low29 - 2^28 + K) - 2^31 (mod 2^32). w <= 2K, i.e. the key <= 16K - 2^31,
     exactly where y's low 29 mantissa bits lie within K of 2^28, a float32 rounding midpoint. The
-    form with a mask and a subtraction took 3 instructions (before 2026-12-04)."""
+    form with a mask and a subtraction took 3 instructions (until the fifth session of 2026-12-03)."""
     low = y.to(tl.int64, bitcast=True).to(tl.int32)
     return low * 8 + 8 * K
 
@@ -141,10 +146,11 @@ def hard_key(y, outside, K: tl.constexpr):
 def poison(v, outside, ON: tl.constexpr = True):
     """NaN where outside (ON): an evaluation poisoned at its first float64 value ends in a NaN for
     every element outside its domain, so its key (nan_key) needs no mask held to the end. erf took
-    it until 2026-12-04 (erf_fast POISON). For log, sin, cos and tan it is a flag (POISON), off: on the H200 (2026-12-03, one run,
-    bench/fast32_variants.py --ab) poisoned sin ran at 0.86 of copy against 0.95 with the mask held
-    (32 registers and a spill in the fast part against 38), cos 0.87 against 0.91, and log (0.88 /
-    0.90) and tan (0.86 / 0.86) gained nothing."""
+    it until the fifth session of 2026-12-03 (erf_fast POISON). For log, sin, cos and tan it is a
+    flag (POISON), off: on the H200 (2026-12-03, one run, bench/fast32_variants.py --ab) poisoned
+    sin ran at 0.86 of copy against 0.95 with the mask held (32 registers and a spill in the fast
+    part against 38), cos 0.87 against 0.91, and log (0.88 / 0.90) and tan (0.86 / 0.86) gained
+    nothing."""
     if ON:
         return tl.where(outside, float("nan"), v)
     else:
@@ -373,23 +379,30 @@ def _horner10p(z, c, OFF: tl.constexpr):
 
 @triton.jit
 def erf_fast(x, c, POISON: tl.constexpr = False):
-    """x float32 -> (float64 erf(x), relative error < 2^-48.9 (every float32 input, H200); mask of
-    the elements the rounding test cannot judge: NaN and float32 subnormal results, tiny_or_nan).
+    """x float32, c = ERF_PARAMS -> (float64 erf(x), relative error < 2^-48.9 (every float32
+    input, H200); mask of the elements the rounding test cannot judge: NaN and float32 subnormal
+    results, tiny_or_nan).
 
     One rational, x P(x^2) / Q(x^2), on x clamped to [-4, 4] in float32: erf(4) = 1 - 1.5e-8 rounds
     to 1.0f as erf does from 3.9192 on, and it lies 2^-26 from the rounding midpoint 1 - 2^-25, far
     outside the test's window, so clamped inputs (infinities too) take the fast path with no select.
     The clamp propagates NaN (FMNMX.NAN), so a NaN input gives a NaN y; the mask is read from the
-    rounded value (FSETP), with no test of x and no select on the float64 value. POISON: the form before 2026-12-04, NaN-poisoned on x (NaN and subnormal x)
-    for nan_key, 14 more instructions per element (bench/sass_mix.py).
+    rounded value (two FSETPs), with no test of x and no select on the float64 value. POISON: the
+    earlier form, NaN-poisoned on x (NaN and subnormal x) for nan_key, 7 more instructions per
+    element (H200 A/B, 2026-12-03: 0.82 of copy against 0.88-0.89 in run 22, 0.79 against 0.84 in
+    run 23). The coefficients come as kernel parameters (c, one ULDC each; as immediates they took
+    2.2 more instructions per element and ran at 0.85 against 0.90, run 26).
     libdevice's erf takes two polynomials, of degree 9 in x^2 and ~19 in |x|, and an exp: 41 float64
     operations and 85 instructions per element for sm_90 (bench/sass_mix.py). Here: 20 Horner steps
     and _quotient's division with no negation: D = -Q from negated coefficients makes fma(D, r, 1)
     = 1 - Q r, and r = rcp(Q) is rcp(D) with its sign bit flipped (an integer operation); 24 float64
-    operations in all. Inside, |erf x| is 0 or in [2^-126, 1], and erf(-0) = -0 P(0) / Q(0) = -0.
-    A table-driven form (16 polynomials of degree 9 in |x| - c_j, coefficients gathered from one
-    128-byte row each: 10 float64 operations but 10 loads per element) ran at 0.61 of copy against
-    this form's 0.80 on the H200 (2026-12-03, runs 15 and 16)."""
+    operations and 39.9 instructions per element at its 2048-element tile. Inside, |erf x| is 0 or
+    in [2^-126, 1], and erf(-0) = -0 P(0) / Q(0) = -0.
+    Measured and not taken: a table-driven form (16 polynomials of degree 9 in |x| - c_j, 10 float64
+    operations but 10 loads per element) ran at 0.61 of copy against 0.80 (runs 15 and 16); the
+    cheaper rationals miss the window (fit_fast32: 8/9 2^-45.0, 9/8 2^-43.7 on [0, 16]; 2^-45.8 and
+    2^-45.1 with x clamped at 3.92), though the same evaluation truncated to 8/8 ran at 0.87 and to
+    7/7 at 0.93 against 0.85 (speed probes, run 25, bench/fast32_variants.py erf88, erf77)."""
     if POISON:
         bits = x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
         outside = ((bits - 1).to(tl.uint32, bitcast=True) < 0x007FFFFF) | (bits > 0x7F800000)

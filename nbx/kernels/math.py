@@ -506,6 +506,6 @@ defer(rsqrt, _rsqrt_fast, rsqrt, True)
 defer(tan, _tan_fast, tan, True, table=fast32.TAN_PARAMS, options=(("maxnreg", 48),))
 defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
 # erf: 2048-element tiles, 16 elements per thread, took 39.9 instructions per element where 1024 took
-# 43.4 (bench/sass_mix.py), at 56 registers against 40; H200 A/B (2026-12-04): 0.91 / 0.91 of copy
-# against 0.90 / 0.90
+# 43.4 (bench/sass_mix.py), at 56 registers against 40; H200 A/B (2026-12-03, runs 26 and 27): 0.91 / 0.91 and
+# 0.90 / 0.88 of copy against 0.90 / 0.90 and 0.87 / 0.87
 defer(erf, _erf_fast, erf, True, table=fast32.ERF_PARAMS, block=2048)
