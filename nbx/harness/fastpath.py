@@ -62,7 +62,7 @@ def _erf_clamped_ref(w):
 # name: (fast path, libdevice reference, what the fast value approximates, the rounding test's
 # window K in float64 ulps: E = K 2^-53, the fast path's table (an array, or a tuple of parameters)
 # or None: fast(x, table) or fast(x))
-FNS = {"log": (fast32.log_table_fast, _log_ref, _log_ref, fast32.HARD_K, fast32.LOG_ARGS),
+FNS = {"log": (fast32.log_table_fast, _log_ref, _log_ref, fast32.HARD_K, fast32.LOG_TABLE),
        "sin": (fast32.sincos_fast, _sin_ref, _sin_ref, fast32.HARD_K, fast32.SIN_PARAMS),
        "cos": (fast32.sincos_fast, _cos_ref, _cos_ref, fast32.HARD_K, fast32.COS_PARAMS),
        "tan": (fast32.tan_fast, _tan_ref, _tan_ref, fast32.HARD_K, fast32.TAN_PARAMS),

@@ -110,9 +110,6 @@ _TRIG_MAX_BITS = tl.constexpr(0x49000000)      # 2^19 as float32 bits
 _REDUCE = (_TWO_OVER_PI.value, _MAGIC.value, _PIO2_1.value, _PIO2_2.value, _PIO2_3.value,
            _PIO2_HI.value, _PIO2_LO.value)
 SIN_PARAMS = _REDUCE + SIN_S.value
-# log_table_fast's: its table, then LOG1P_P, MAGIC and log 2 as parameters
-LOG_PARAMS = LOG1P_P.value + (_MAGIC.value, _LN2.value)
-LOG_ARGS = (LOG_TABLE,) + LOG_PARAMS
 COS_PARAMS = (_REDUCE[0], _REDUCE[1] + 1) + _REDUCE[2:] + SIN_S.value
 TAN_PARAMS = _REDUCE + TAN_P.value[1:] + TAN_Q.value[1:]
 
@@ -234,8 +231,7 @@ def _horner6(z, c0, c1, c2, c3, c4, c5):
 @triton.jit
 def log_table_fast(x, tab):
     """x float32 -> (float64 log(x), relative error < 2^-50 (2^-51.07 over every float32 input,
-    H200); mask of x outside the fast domain), with tab = (LOG_TABLE on the device, then LOG_PARAMS
-    as parameters: math.defer table=LOG_ARGS): x = 2^e z, z in
+    H200); mask of x outside the fast domain), with tab = LOG_TABLE on the device: x = 2^e z, z in
     [sqrt(1/2), sqrt(2)); k/128 = LOG_RCP(z) ~ 1/z rounded to a multiple of 2^-7 (any k near 128/z
     serves: the table holds the log of the k chosen; |k - 128/z| <= 0.54 over every float32 z);
     r = z k/128 - 1 is exact in one float32 fma (24-bit z times 8-bit k/128, |r| <= 2^-7.46:
@@ -248,11 +244,11 @@ def log_table_fast(x, tab):
     t = (LOG_RCP[0] + z * (LOG_RCP[1] + z * (LOG_RCP[2] + z * (LOG_RCP[3] + z * LOG_RCP[4])))) + _MAGIC_K
     k = t.to(tl.int32, bitcast=True) - 0x47C00000             # t = MAGIC_K + k/128: its bits, MAGIC_K's + k
     r = libdevice.fma(z, t - _MAGIC_K, -1.0).to(tl.float64)
-    logc = tl.load(tab[0] + (k - LOG_K0))
+    logc = tl.load(tab + (k - LOG_K0))
     r2 = r * r
-    p = param(tab[1]) + r * (param(tab[2]) + r * (param(tab[3]) + r * (param(tab[4]) + r * param(tab[5]))))
-    ef = ((e.to(tl.int64) + 0x4338000000000000).to(tl.float64, bitcast=True)) - param(tab[6])
-    y = (ef * param(tab[7]) + logc) + (r2 * p + r)
+    p = LOG1P_P[0] + r * (LOG1P_P[1] + r * (LOG1P_P[2] + r * (LOG1P_P[3] + r * LOG1P_P[4])))
+    ef = ((e.to(tl.int64) + 0x4338000000000000).to(tl.float64, bitcast=True)) - _MAGIC
+    y = (ef * _LN2 + logc) + (r2 * p + r)
     return y, outside
 
 

@@ -216,13 +216,10 @@ _TABLES: dict = {}
 def device_table(table):
     """A deferred body's table (math.defer) as its fast body's second argument: an array on the
     device, copied once per process; a tuple of floats as kernel parameters, each a float64's int64
-    bit pattern (Triton passes a Python float as a float32; fast32.param decodes them); a tuple of
-    an array and floats as (the array on the device, the parameters ...)."""
+    bit pattern (Triton passes a Python float as a float32; fast32.param decodes them)."""
     key = id(table)
     if key not in _TABLES:
-        if isinstance(table, tuple) and isinstance(table[0], _np.ndarray):   # (array, parameters ...)
-            arg = (from_numpy(_np.ascontiguousarray(table[0])),) + fast32.param_bits(table[1:])
-        elif isinstance(table, tuple):
+        if isinstance(table, tuple):
             arg = fast32.param_bits(table)
         else:
             arg = from_numpy(_np.ascontiguousarray(table))

@@ -152,7 +152,7 @@ class Deferred(NamedTuple):
     fast: object
     exact: object
     store_first: bool = True
-    table: object = None        # fast(x, table): a float64 array (a pointer), a tuple of floats (parameters) or both
+    table: object = None        # fast(x, table): a float64 array (a pointer) or a tuple of floats (parameters)
     options: tuple = ()         # (name, value) Triton launch options of the deferred kernel on CUDA
     block: int = 0              # the flat kernel's tile on CUDA (0: the launcher's, 1024)
 
@@ -504,7 +504,7 @@ defer(rsqrt, _rsqrt_fast, rsqrt, True)
 # tan: ptxas gives its kernel 56 registers; capped at 48 it ran at 0.95 / 0.94 of copy against 0.90 /
 # 0.90 uncapped and 0.89 / 0.88 at 40 (H200, 2026-12-03, run 20, bench/fast32_variants.py --ab)
 defer(tan, _tan_fast, tan, True, table=fast32.TAN_PARAMS, options=(("maxnreg", 48),))
-defer(log, _log_fast, log, True, table=fast32.LOG_ARGS)
+defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
 # erf: 2048-element tiles, 16 elements per thread, took 39.9 instructions per element where 1024 took
 # 43.4 (bench/sass_mix.py), at 56 registers against 40; H200 A/B (2026-12-03, runs 26 and 27): 0.91 / 0.91 and
 # 0.90 / 0.88 of copy against 0.90 / 0.90 and 0.87 / 0.87
