@@ -236,7 +236,11 @@ def log_table_fast(x, tab):
     serves: the table holds the log of the k chosen; |k - 128/z| <= 0.54 over every float32 z);
     r = z k/128 - 1 is exact in one float32 fma (24-bit z times 8-bit k/128, |r| <= 2^-7.46:
     |z k - 128| * 2^23 < 2^24); log x = e log 2 - log(k/128) + log1p(r). 9 float64 operations where
-    the form with a division s = f/(2+f) it replaced took 20 (bench/sass_mix.py)."""
+    the form with a division s = f/(2+f) it replaced took 20 (bench/sass_mix.py). Its float64
+    constants as kernel parameters beside the table (a tuple of the pointer and the bit patterns:
+    39.4 instructions per element and 36 registers against 41.2 and 40) ran at 0.89 / 0.89 of copy
+    and 0.87 in run 28 (2026-12-03), where this form ran at 0.95 in run 27 and exp at 0.98 in both:
+    reverted."""
     bits = x.to(tl.int32, bitcast=True)
     outside = (bits - 0x00800000).to(tl.uint32, bitcast=True) >= 0x7F000000
     e = (bits - 0x3F3504F3) >> 23
