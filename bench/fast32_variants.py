@@ -94,13 +94,7 @@ def rsqrt_nofb(x):
 
 
 @triton.jit
-def _sin_p_fast(x, c):
-    y, o = fast32.sincos_fast(x, c, True)
-    return m.rounded_poisoned(y, fast32.HARD_K)
-
-
-@triton.jit
-def _cos_p_fast(x, c):
+def _sincos_p_fast(x, c):                     # sin or cos by its parameters (fast32.SIN_PARAMS, COS_PARAMS)
     y, o = fast32.sincos_fast(x, c, True)
     return m.rounded_poisoned(y, fast32.HARD_K)
 
@@ -112,13 +106,7 @@ def _tan_p_fast(x, c):
 
 
 @triton.jit
-def _sin2_fast(x, c):
-    y, o = fast32.sincos_fast(x, c, False, True)
-    return m.rounded(y, o)
-
-
-@triton.jit
-def _cos2_fast(x, c):
+def _sincos2_fast(x, c):
     y, o = fast32.sincos_fast(x, c, False, True)
     return m.rounded(y, o)
 
@@ -250,8 +238,8 @@ def tan_p(x):
 
 
 # the deferred bodies poisoned (fast32.poison, nan_key) in place of the mask held to the end
-for _b, _f, _e in [(sin_p, _sin_p_fast, m.sin), (cos_p, _cos_p_fast, m.cos),
-                   (tan_p, _tan_p_fast, m.tan), (sin2, _sin2_fast, m.sin), (cos2, _cos2_fast, m.cos),
+for _b, _f, _e in [(sin_p, _sincos_p_fast, m.sin), (cos_p, _sincos_p_fast, m.cos),
+                   (tan_p, _tan_p_fast, m.tan), (sin2, _sincos2_fast, m.sin), (cos2, _sincos2_fast, m.cos),
                    (tan2, _tan2_fast, m.tan), (erf_p, _erf_p_fast, m.erf), (erf99, _erf99_fast, m.erf),
                    (erf88, _erf88_fast, m.erf), (erf77, _erf77_fast, m.erf), (erf1c, _erf1c_fast, m.erf)]:
     m.defer(_b, _f, _e, m.DEFERRED[_e].store_first, options=m.DEFERRED[_e].options,

@@ -172,11 +172,6 @@ def any_hard(y, outside, K: tl.constexpr):
 
 
 @triton.jit
-def _f64(x, v: tl.constexpr):
-    return tl.full(x.shape, v, tl.float64)
-
-
-@triton.jit
 def _flip_sign(y, flip):
     """-y where flip, from the sign bit (Triton's unary minus is 0 - y, which gives +0 for y = +0)."""
     b = y.to(tl.int64, bitcast=True)
@@ -341,12 +336,6 @@ def tan_fast(x, c, POISON: tl.constexpr = False, FMA2: tl.constexpr = False):
 
 # ---------------------------------------------------------------- erf
 @triton.jit
-def _horner10(z, c: tl.constexpr):
-    return c[0] + z * (c[1] + z * (c[2] + z * (c[3] + z * (c[4] + z * (c[5] + z * (c[6] + z * (
-        c[7] + z * (c[8] + z * c[9]))))))))
-
-
-@triton.jit
 def tiny_or_nan(r):
     """r float32, a fast value rounded: True where 0 < |r| <= 2^-126 or r is NaN, in two FSETPs
     (r != 0 holds for NaN, |r| > 2^-126 does not). The rounding test reads y's low 29 bits as the
@@ -375,7 +364,7 @@ def param(c):
 
 @triton.jit
 def _horner10p(z, c, OFF: tl.constexpr):
-    """_horner10 over the parameters c[OFF] .. c[OFF + 9]."""
+    """Horner's rule, degree 9, over the parameters c[OFF] .. c[OFF + 9] (lowest degree first)."""
     return param(c[OFF]) + z * (param(c[OFF + 1]) + z * (param(c[OFF + 2]) + z * (param(c[OFF + 3]) + z * (
         param(c[OFF + 4]) + z * (param(c[OFF + 5]) + z * (param(c[OFF + 6]) + z * (param(c[OFF + 7]) + z * (
             param(c[OFF + 8]) + z * param(c[OFF + 9])))))))))

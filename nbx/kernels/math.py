@@ -183,13 +183,8 @@ def _log_fast(x, tab):
 
 
 @triton.jit
-def _sin_fast(x, c):
-    y, outside = fast32.sincos_fast(x, c)
-    return rounded(y, outside)
-
-
-@triton.jit
-def _cos_fast(x, c):
+def _sincos_fast(x, c):
+    """sin or cos, by the parameters c (fast32.SIN_PARAMS or COS_PARAMS): one kernel for both."""
     y, outside = fast32.sincos_fast(x, c)
     return rounded(y, outside)
 
@@ -210,7 +205,7 @@ def rounded_poisoned(y, K: tl.constexpr):
 @triton.jit
 def _erf_fast(x, c):
     y, outside = fast32.erf_fast(x, c)
-    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
+    return rounded(y, outside)
 
 
 @triton.jit
@@ -498,8 +493,8 @@ def sigmoid_stable(x):
 # 42 or 44 drop to 40 warps). H200, 2026-12-03, bench/fast32_variants.py --store-after: log stored
 # after its reduction 40 registers and 0.84 of copy, before 42 and 0.80; sin after 42 and 0.86,
 # before 38 and 0.89; tan after 44 and 0.76, before 39 and 0.81; rsqrt 0.99 either way.
-defer(sin, _sin_fast, sin, True, table=fast32.SIN_PARAMS)
-defer(cos, _cos_fast, cos, True, table=fast32.COS_PARAMS)
+defer(sin, _sincos_fast, sin, True, table=fast32.SIN_PARAMS)
+defer(cos, _sincos_fast, cos, True, table=fast32.COS_PARAMS)
 defer(rsqrt, _rsqrt_fast, rsqrt, True)
 # tan: ptxas gives its kernel 56 registers; capped at 48 it ran at 0.95 / 0.94 of copy against 0.90 /
 # 0.90 uncapped and 0.89 / 0.88 at 40 (H200, 2026-12-03, run 20, bench/fast32_variants.py --ab)
