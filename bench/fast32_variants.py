@@ -120,7 +120,7 @@ def _tan2_fast(x, c):
 @triton.jit
 def _erf_p_fast(x, c):
     y, o = fast32.erf_fast(x, c, True)
-    return m.rounded_poisoned(y, fast32.HARD_K)
+    return m.rounded_poisoned(y, fast32.ERF_K)
 
 
 @triton.jit
@@ -128,10 +128,11 @@ def erf_p(x):
     return m.erf(x)
 
 
-# Speed probes for erf, not correct values (but erf99): the same evaluation with its coefficients
-# as immediates (erf99: two UMOVs each, where erf's parameters take one ULDC), with fewer float64
-# operations (rationals truncated to degrees 8/8 and 7/7) or with two distinct coefficients (erf1c),
-# to see what bandwidth each cost sets
+# Speed probes for erf, not correct values (but erf_imm): the same evaluation with its coefficients
+# as immediates (erf_imm: two UMOVs each, where erf's parameters take one ULDC; erf99 until the 8/9
+# rational of the sixth session of 2026-12-03), with fewer float64 operations (the rational truncated
+# to degrees 8/8 and 7/7: in run 25 these were truncations of the 9/9 form) or with two distinct
+# coefficients (erf1c), to see what bandwidth each cost sets
 @triton.jit
 def _horner(z, c: tl.constexpr, N: tl.constexpr):
     acc = z * 0.0 + c[N - 1]
@@ -141,20 +142,20 @@ def _horner(z, c: tl.constexpr, N: tl.constexpr):
 
 
 @triton.jit
-def _erf_probe(x, P: tl.constexpr, Q: tl.constexpr, N: tl.constexpr):
-    X = tl.minimum(tl.maximum(x, -4.0, propagate_nan=tl.PropagateNan.ALL), 4.0,
+def _erf_probe(x, P: tl.constexpr, Q: tl.constexpr, NP: tl.constexpr, NQ: tl.constexpr):
+    X = tl.minimum(tl.maximum(x, -fast32.ERF_CLAMP, propagate_nan=tl.PropagateNan.ALL), fast32.ERF_CLAMP,
                    propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
     t = X * X
-    n = X * _horner(t, P, N)
-    d = _horner(t, Q, N)
+    n = X * _horner(t, P, NP)
+    d = _horner(t, Q, NQ)
     r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
     e = tl.fma(d, r, 1.0)
     y = n * tl.fma(r, tl.fma(e, e, e), r)
-    return y.to(tl.float32), fast32.hard_key(y, fast32.tiny_or_nan(y.to(tl.float32)), fast32.HARD_K)
+    return y.to(tl.float32), fast32.hard_key(y, fast32.tiny_or_nan(y.to(tl.float32)), fast32.ERF_K)
 
 
 _P88 = tl.constexpr(fast32.ERF_P.value[:9])
-_Q88 = tl.constexpr(fast32.ERF_Q_NEG.value[:9])
+_Q88 = tl.constexpr(fast32.ERF_Q_NEG.value[:9])                  # degrees 8/8
 _P77 = tl.constexpr(fast32.ERF_P.value[:8])
 _Q77 = tl.constexpr(fast32.ERF_Q_NEG.value[:8])
 _P1C = tl.constexpr((0.25,) * 10)
@@ -162,33 +163,33 @@ _Q1C = tl.constexpr((-1.0,) + (-0.125,) * 9)
 
 
 @triton.jit
-def _erf99_fast(x):
-    return _erf_probe(x, fast32.ERF_P, fast32.ERF_Q_NEG, 10)
+def _erf_imm_fast(x):
+    return _erf_probe(x, fast32.ERF_P, fast32.ERF_Q_NEG, 9, 10)
 
 
 @triton.jit
 def _erf88_fast(x):
-    return _erf_probe(x, _P88, _Q88, 9)
+    return _erf_probe(x, _P88, _Q88, 9, 9)
 
 
 @triton.jit
 def _erf77_fast(x):
-    return _erf_probe(x, _P77, _Q77, 8)
+    return _erf_probe(x, _P77, _Q77, 8, 8)
 
 
 @triton.jit
 def _erf1c_fast(x):
-    return _erf_probe(x, _P1C, _Q1C, 10)
+    return _erf_probe(x, _P1C, _Q1C, 9, 10)
 
 
 @triton.jit
 def erf_nofb(x):
-    y, key = _erf_probe(x, fast32.ERF_P, fast32.ERF_Q_NEG, 10)
+    y, key = _erf_probe(x, fast32.ERF_P, fast32.ERF_Q_NEG, 9, 10)
     return y
 
 
 @triton.jit
-def erf99(x):
+def erf_imm(x):
     return m.erf(x)
 
 
@@ -204,6 +205,74 @@ def erf77(x):
 
 @triton.jit
 def erf1c(x):
+    return m.erf(x)
+
+
+# erf without F2Fs (sixth session of 2026-12-03, run 30; values right but for zeros in erf_co): X
+# built from |x|'s bits (erf_ci: two LEAs), the float32 result from y's bits (erf_co: the rounding
+# as a 64-bit add and a funnel shift), both (erf_cio), and erf_abs, the |x| form with both F2Fs that
+# they start from. 0.89 / 0.88, 0.87 / 0.82 and 0.87 / 0.80 of copy against erf_abs 0.88 / 0.89 and
+# erf 0.93 / 0.93: the issue slots cost more than the conversions saved
+@triton.jit
+def _erf_conv(x, c, CI: tl.constexpr, CO: tl.constexpr):
+    a = tl.minimum(tl.abs(x), fast32.ERF_CLAMP, propagate_nan=tl.PropagateNan.ALL)
+    if CI:
+        b = a.to(tl.int32, bitcast=True).to(tl.int64)
+        X = ((b << 29) + (896 << 52)).to(tl.float64, bitcast=True)
+    else:
+        X = a.to(tl.float64)
+    t = X * X
+    n = X * fast32._hornerp(t, c, 0, 9)
+    d = fast32._hornerp(t, c, 9, 10)
+    r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
+    e = tl.fma(d, r, 1.0)
+    y = n * tl.fma(r, tl.fma(e, e, e), r)
+    s = x.to(tl.int32, bitcast=True) & (-0x7FFFFFFF - 1)
+    if CO:
+        rb = ((y.to(tl.int64, bitcast=True) + (1 << 28)) >> 29).to(tl.int32) + 0x40000000
+    else:
+        rb = y.to(tl.float32).to(tl.int32, bitcast=True)
+    r32 = (rb | s).to(tl.float32, bitcast=True)
+    return r32, fast32.hard_key(y, fast32.tiny_or_nan(r32), fast32.ERF_K)
+
+
+@triton.jit
+def _erf_abs_fast(x, c):
+    return _erf_conv(x, c, False, False)
+
+
+@triton.jit
+def _erf_ci_fast(x, c):
+    return _erf_conv(x, c, True, False)
+
+
+@triton.jit
+def _erf_co_fast(x, c):
+    return _erf_conv(x, c, False, True)
+
+
+@triton.jit
+def _erf_cio_fast(x, c):
+    return _erf_conv(x, c, True, True)
+
+
+@triton.jit
+def erf_abs(x):
+    return m.erf(x)
+
+
+@triton.jit
+def erf_ci(x):
+    return m.erf(x)
+
+
+@triton.jit
+def erf_co(x):
+    return m.erf(x)
+
+
+@triton.jit
+def erf_cio(x):
     return m.erf(x)
 
 
@@ -240,17 +309,21 @@ def tan_p(x):
 # the deferred bodies poisoned (fast32.poison, nan_key) in place of the mask held to the end
 for _b, _f, _e in [(sin_p, _sincos_p_fast, m.sin), (cos_p, _sincos_p_fast, m.cos),
                    (tan_p, _tan_p_fast, m.tan), (sin2, _sincos2_fast, m.sin), (cos2, _sincos2_fast, m.cos),
-                   (tan2, _tan2_fast, m.tan), (erf_p, _erf_p_fast, m.erf), (erf99, _erf99_fast, m.erf),
-                   (erf88, _erf88_fast, m.erf), (erf77, _erf77_fast, m.erf), (erf1c, _erf1c_fast, m.erf)]:
+                   (tan2, _tan2_fast, m.tan), (erf_p, _erf_p_fast, m.erf), (erf_imm, _erf_imm_fast, m.erf),
+                   (erf88, _erf88_fast, m.erf), (erf77, _erf77_fast, m.erf), (erf1c, _erf1c_fast, m.erf),
+                   (erf_abs, _erf_abs_fast, m.erf), (erf_ci, _erf_ci_fast, m.erf), (erf_co, _erf_co_fast, m.erf),
+                   (erf_cio, _erf_cio_fast, m.erf)]:
     m.defer(_b, _f, _e, m.DEFERRED[_e].store_first, options=m.DEFERRED[_e].options,
-            table=m.DEFERRED[_e].table if _f.fn.__code__.co_argcount == 2 else None)
+            table=m.DEFERRED[_e].table if _f.fn.__code__.co_argcount == 2 else None,
+            block=m.DEFERRED[_e].block, k=m.DEFERRED[_e].k)
 
 VARIANTS = {"ident": ident, "roundtrip64": roundtrip64, "exp": m.exp,
             "log": m.log,
             "sin": m.sin, "sin_nofb": sin_nofb, "sin_test": sin_test, "cos": m.cos, "erf": m.erf,
             "tan": m.tan, "tan_nofb": tan_nofb, "tan_test": tan_test, "rsqrt": m.rsqrt, "rsqrt_nofb": rsqrt_nofb,
             "sin2": sin2, "cos2": cos2, "tan2": tan2, "sin_p": sin_p, "cos_p": cos_p, "tan_p": tan_p,
-            "erf_p": erf_p, "erf_nofb": erf_nofb, "erf99": erf99, "erf88": erf88, "erf77": erf77, "erf1c": erf1c}
+            "erf_p": erf_p, "erf_nofb": erf_nofb, "erf_imm": erf_imm, "erf88": erf88, "erf77": erf77, "erf1c": erf1c,
+            "erf_abs": erf_abs, "erf_ci": erf_ci, "erf_co": erf_co, "erf_cio": erf_cio}
 
 
 def main(argv=None) -> int:

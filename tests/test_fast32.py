@@ -17,6 +17,7 @@ from nbx.harness import fastpath
 from nbx.kernels import fast32
 
 UNARY = sorted(fastpath.FNS)
+ROOM = {"erf": 3}
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -24,8 +25,11 @@ def test_fast_value_within_the_bound_and_never_wrong(name):
     # 2^16 bit patterns spread over all 2^32 (a stride prime to 2), every sign and exponent
     row = fastpath.probe_unary(name, 16, start=12345, stride=65537, chunk_log2=16)
     assert row["wrong"] == 0, row
-    # the test's bound E (2^-46; erf 2^-45) must hold with room: the worst measured error is below E / 8
-    assert row["max_rel_err"] < fastpath.bound(name) / 8, row
+    # the test's bound E (2^-45; erf 2^-44) must hold with room: the worst measured error is below
+    # E / ROOM. erf's 8/9 rational has its own window, at 3.4x its fit error (2^-45.78, equioscillating
+    # over the whole range, so 2^16 samples come within a few percent of it; float64 evaluation adds
+    # < 2^-48.7)
+    assert row["max_rel_err"] < fastpath.bound(name) / ROOM.get(name, 8), row
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -81,15 +85,18 @@ def test_integral_quotient_ops_keep_signed_zeros_and_exact_integers(op):
 
 
 @triton.jit
-def _hard_kernel(y_ptr, out_ptr, N: tl.constexpr):
+def _hard_kernel(y_ptr, out_ptr, N: tl.constexpr, K: tl.constexpr, KEY_HARD: tl.constexpr):
     i = tl.arange(0, N)
-    tl.store(out_ptr + i, fast32.hard_to_round(tl.load(y_ptr + i), fast32.HARD_K).to(tl.int8))
+    y = tl.load(y_ptr + i)
+    hard = fast32.hard_to_round(y, K)
+    by_key = fast32.hard_key(y, hard & ~hard, K) <= KEY_HARD          # the launcher's test of the key
+    tl.store(out_ptr + i, hard.to(tl.int8) + 2 * by_key.to(tl.int8))
 
 
-def test_hard_to_round_marks_the_window_around_each_float32_midpoint():
+@pytest.mark.parametrize("k", [int(fast32.HARD_K), int(fast32.ERF_K)])
+def test_hard_to_round_marks_the_window_around_each_float32_midpoint(k):
     one = np.float64(1.0).view(np.int64)
     mid = one + (1 << 28)                                  # 1 + 2^-24: halfway between 1 and its successor
-    k = int(fast32.HARD_K)
     cases = {mid: 1, mid - k: 1, mid + k: 1, mid - k - 1: 0, mid + k + 1: 0, one: 0,
              np.float64(0.0).view(np.int64): 0,            # exact zeros round to themselves
              np.float64(3.0).view(np.int64) + (1 << 28) + 5: 1,
@@ -100,8 +107,8 @@ def test_hard_to_round_marks_the_window_around_each_float32_midpoint():
     buf = np.zeros(n, np.float64)
     buf[:len(y)] = y
     out = nbx.empty(n, dtype="int8")
-    _hard_kernel[(1,)](nbx.from_numpy(buf), out, N=n)
-    want = list(cases.values()) * 2
+    _hard_kernel[(1,)](nbx.from_numpy(buf), out, N=n, K=k, KEY_HARD=fast32.key_hard(k))
+    want = [3 * h for h in cases.values()] * 2             # hard_to_round and the key agree
     assert out.numpy()[:len(y)].tolist() == want
 
 

@@ -10,7 +10,8 @@ elements/s, which leaves ~30 float64 operations per element. libdevice's float64
 How: each function evaluates in float64 with a relative error below ~2^-50 (a few polynomial
 terms: nbx/kernels/fit_fast32.py fits them), then asks whether the float64 value y can round to a
 different float32 than the exact value would. The exact value lies within E|y| of y (E = 2^-45,
->= 16x the worst error measured over every float32 input on the H200, bench/fast32_exhaustive.py),
+>= 16x the worst error measured over every float32 input on the H200, bench/fast32_exhaustive.py;
+erf's E = 2^-44 is 3.4x its worst),
 i.e. within K = E * 2^53 = 256 float64 ulps. y rounds wrongly only if a float32 rounding midpoint
 (low 29 mantissa bits of y equal to 2^28) lies in that window, so an element is hard when
     |low29(y) - 2^28| <= K   or   x is outside the fast path's domain (NaN, inf, huge trig
@@ -21,13 +22,16 @@ stores the fast values, takes one min over the tile's keys (hard_key; a CTA-wide
 branch on it is uniform) and runs the exact body over a flagged tile in pieces of 128 elements
 (launch.py, deferred exact paths; math.defer names each pair). A random element is hard with
 probability 2K/2^29 = 2^-20, so a 1024-element tile falls back ~1 time in 1000; the result is the
-libdevice path's bit for bit wherever the fast value is not provably the same. One K serves every
-fast path, so the keys share one threshold (KEY_HARD) and the key is one LEA (_midpoint_key); log,
-sin, cos, tan and rsqrt, at 2^-50 or better, kept E = 2^-46 until the fifth session of 2026-12-03.
+libdevice path's bit for bit wherever the fast value is not provably the same. The key is one LEA
+(_midpoint_key) and the launcher compares the tile's least key with key_hard(K), a constexpr of the
+kernel (HARD_KEY), so each body may take its own K (math.defer k=): log, sin, cos, tan and rsqrt, at
+2^-50 or better, take HARD_K = 256 (E = 2^-45; 2^-46 until the fifth session of 2026-12-03); erf's
+8/9 rational, at 2^-45.74 over every float32 input, takes ERF_K = 512 (E = 2^-44), which makes ~1 in
+256 of its 2048-element tiles fall back.
 
 log reads a table (launch.py passes it: math.defer table=): -log(k/128) for the k nearest 128/z,
 which leaves 9 float64 operations per element where its division form took 20. erf is one rational
-of degrees 9/9 (2^-48.90 measured over every float32 input), 24 float64 operations. The
+of degrees 8/9 (2^-45.74 measured over every float32 input), 23 float64 operations. The
 polynomials' coefficients of erf, sin, cos and tan reach the kernel as parameters (math.defer
 table=, *_PARAMS): one ULDC each where an immediate takes two UMOVs. Across the bodies, the
 instructions per element before the tile's reduction (bench/sass_mix.py) set the bandwidth on the
@@ -48,10 +52,18 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
-# rounding test: the float64 error bound, in float64 ulps of y (E = 2^-45, K = E * 2^53), and the keys:
+# rounding test: the float64 error bound, in float64 ulps of y (E = 2^-45, K = E * 2^53; erf: ERF_K), and the keys:
 # int32, <= KEY_HARD exactly where an element needs the exact path, KEY_OUTSIDE (the least) outside
 HARD_K = tl.constexpr(256)
 KEY_HARD = tl.constexpr(16 * 256 - 2 ** 31)
+
+
+def key_hard(K) -> int:
+    """The keys' threshold for a window of K float64 ulps: a tile needs the exact path iff its
+    least key is <= key_hard(K) (_midpoint_key). KEY_HARD = key_hard(HARD_K)."""
+    return 16 * int(K) - 2 ** 31
+
+
 KEY_OUTSIDE = tl.constexpr(-2 ** 31)
 _MAGIC = tl.constexpr(6755399441055744.0)      # 1.5 * 2^52: y + MAGIC - MAGIC rounds y to an integer
 
@@ -80,15 +92,18 @@ SIN_S = tl.constexpr((-0.16666666666666632, 0.008333333333322418, -0.00019841269
 # do not cancel
 TAN_P = tl.constexpr((1.0, -0.12828347787438954, 0.0028059190726387726, -7.48364300472418e-06))
 TAN_Q = tl.constexpr((1.0, -0.46161681120772, 0.023344856141809193, -0.00020844816352972708))
-# erf(x) = x P(t) / Q(t), t = x^2 <= 16: degrees 9/9 (fit_fast32.fit_rational: near-minimax in relative
-# error, 2^-49.6 for the rounded coefficients). Every coefficient is positive, so neither Horner sum
-# cancels (condition 1).
-ERF_P = tl.constexpr((1.1283791670955114, 0.20189658065940183, 0.06055070601980824, 0.005460159023079106,
-                      0.0006366726755343609, 3.347373880645516e-05, 1.864448593971149e-06,
-                      5.0343906702989245e-08, 1.008349422068587e-09, 2.6162231188271987e-12))
-ERF_Q = tl.constexpr((1.0, 0.5122595192704575, 0.12441483912113029, 0.018894124861070137,
-                      0.0019878197811942183, 0.00015112139663333126, 8.347447314974402e-06,
-                      3.23779294516789e-07, 7.896061469975182e-09, 7.81447327340597e-11))
+# erf(x) = x P(t) / Q(t), t = x^2 <= ERF_CLAMP^2 = 15.38: degrees 8/9 (fit_fast32.fit_rational:
+# near-minimax in relative error, 2^-45.78 for the rounded coefficients; 9/9 reached 2^-49.6 with one
+# float64 operation more). Every coefficient is positive, so neither Horner sum cancels (condition 1).
+# Its rounding test takes its own window, ERF_K = 512 float64 ulps (E = 2^-44, 3.4x the fit's error).
+ERF_CLAMP = tl.constexpr(3.921875)             # 251/64: erf rounds to 1.0f from 3.9192 on
+ERF_K = tl.constexpr(512)
+ERF_P = tl.constexpr((1.1283791670954948, 0.27626132148443944, 0.0727595088390105, 0.009199828133347939,
+                      0.0009268152579019959, 6.717865683357429e-05, 3.162577745017812e-06,
+                      1.1451393416004108e-07, 1.1777777821389762e-09))
+ERF_Q = tl.constexpr((1.0, 0.5781635548928197, 0.15720262079483627, 0.026547177247927545,
+                      0.003086335121258612, 0.00025740806703531874, 1.5423071820265082e-05,
+                      6.328368757349384e-07, 1.5084863090876962e-08, 4.009714059012798e-11))
 ERF_Q_NEG = tl.constexpr(tuple(-c for c in ERF_Q.value))
 # erf_fast's coefficients as kernel parameters (math.defer table=, launch.device_table): P, then -Q
 ERF_PARAMS = ERF_P.value + ERF_Q_NEG.value
@@ -363,49 +378,55 @@ def param(c):
 
 
 @triton.jit
-def _horner10p(z, c, OFF: tl.constexpr):
-    """Horner's rule, degree 9, over the parameters c[OFF] .. c[OFF + 9] (lowest degree first)."""
-    return param(c[OFF]) + z * (param(c[OFF + 1]) + z * (param(c[OFF + 2]) + z * (param(c[OFF + 3]) + z * (
-        param(c[OFF + 4]) + z * (param(c[OFF + 5]) + z * (param(c[OFF + 6]) + z * (param(c[OFF + 7]) + z * (
-            param(c[OFF + 8]) + z * param(c[OFF + 9])))))))))
+def _hornerp(z, c, OFF: tl.constexpr, N: tl.constexpr):
+    """Horner's rule over the N parameters c[OFF] .. c[OFF + N - 1] (lowest degree first), N >= 2."""
+    acc = z * param(c[OFF + N - 1]) + param(c[OFF + N - 2])
+    for i in tl.static_range(N - 3, -1, -1):
+        acc = acc * z + param(c[OFF + i])
+    return acc
 
 
 @triton.jit
 def erf_fast(x, c, POISON: tl.constexpr = False):
-    """x float32, c = ERF_PARAMS -> (float64 erf(x), relative error < 2^-48.9 (every float32
-    input, H200); mask of the elements the rounding test cannot judge: NaN and float32 subnormal
-    results, tiny_or_nan).
+    """x float32, c = ERF_PARAMS -> (float64 erf(x), relative error < 2^-45.7 (the fit's); mask of
+    the elements the rounding test cannot judge: NaN and float32 subnormal results, tiny_or_nan).
+    Its keys take K = ERF_K (math.defer k=).
 
-    One rational, x P(x^2) / Q(x^2), on x clamped to [-4, 4] in float32: erf(4) = 1 - 1.5e-8 rounds
-    to 1.0f as erf does from 3.9192 on, and it lies 2^-26 from the rounding midpoint 1 - 2^-25, far
-    outside the test's window, so clamped inputs (infinities too) take the fast path with no select.
-    The clamp propagates NaN (FMNMX.NAN), so a NaN input gives a NaN y; the mask is read from the
-    rounded value (two FSETPs), with no test of x and no select on the float64 value. POISON: the
-    earlier form, NaN-poisoned on x (NaN and subnormal x) for nan_key, 7 more instructions per
-    element (H200 A/B, 2026-12-03: 0.82 of copy against 0.88-0.89 in run 22, 0.79 against 0.84 in
-    run 23). The coefficients come as kernel parameters (c, one ULDC each; as immediates they took
-    2.2 more instructions per element and ran at 0.85 against 0.90, run 26).
+    One rational, x P(t) / Q(t) of degrees 8/9, on x clamped to [-ERF_CLAMP, ERF_CLAMP] in float32:
+    erf(3.921875) = 1 - 2.92e-8 rounds to 1.0f as erf does from 3.9192 on, and it lies 2^-30.5 from
+    the rounding midpoint 1 - 2^-25, far outside the test's window, so clamped inputs (infinities
+    too) take the fast path with no select. The clamp propagates NaN (FMNMX.NAN), so a NaN input
+    gives a NaN y; the mask is read from the rounded value (two FSETPs), with no test of x and no
+    select on the float64 value. POISON: the earlier form, NaN-poisoned on x (NaN and subnormal x)
+    for nan_key, 7 more instructions per element (H200 A/B, 2026-12-03: 0.82 of copy against
+    0.88-0.89 in run 22, 0.79 against 0.84 in run 23). The coefficients come as kernel parameters
+    (c, one ULDC each; as immediates they took 2.2 more instructions per element and ran at 0.85
+    against 0.90, run 26).
     libdevice's erf takes two polynomials, of degree 9 in x^2 and ~19 in |x|, and an exp: 41 float64
-    operations and 85 instructions per element for sm_90 (bench/sass_mix.py). Here: 20 Horner steps
+    operations and 85 instructions per element for sm_90 (bench/sass_mix.py). Here: 19 Horner steps
     and _quotient's division with no negation: D = -Q from negated coefficients makes fma(D, r, 1)
-    = 1 - Q r, and r = rcp(Q) is rcp(D) with its sign bit flipped (an integer operation); 24 float64
-    operations and 39.9 instructions per element at its 2048-element tile. Inside, |erf x| is 0 or
-    in [2^-126, 1], and erf(-0) = -0 P(0) / Q(0) = -0.
+    = 1 - Q r, and r = rcp(Q) is rcp(D) with its sign bit flipped (an integer operation); 23 float64
+    operations. Inside, |erf x| is 0 or in [2^-126, 1], and erf(-0) = -0 P(0) / Q(0) = -0.
+    Until the sixth session of 2026-12-03 the rational had degrees 9/9 (2^-48.90 over every float32
+    input on the H200, 24 float64 operations, 39.9 instructions per element) under the shared window
+    K = 256; degrees 8/9 reach 2^-45.78 and take a window of their own (ERF_K), twice as wide, which
+    doubles erf's fallback tiles (2048 elements: ~1 in 256).
     Measured and not taken: a table-driven form (16 polynomials of degree 9 in |x| - c_j, 10 float64
-    operations but 10 loads per element) ran at 0.61 of copy against 0.80 (runs 15 and 16); the
-    cheaper rationals miss the window (fit_fast32: 8/9 2^-45.0, 9/8 2^-43.7 on [0, 16]; 2^-45.8 and
-    2^-45.1 with x clamped at 3.92), though the same evaluation truncated to 8/8 ran at 0.87 and to
-    7/7 at 0.93 against 0.85 (speed probes, run 25, bench/fast32_variants.py erf88, erf77)."""
+    operations but 10 loads per element) ran at 0.61 of copy against 0.80 (runs 15 and 16); 9/8
+    reaches 2^-45.2 and 8/8 2^-42.9 (fit_fast32, x clamped at 3.92), 8/8 too far for a window that
+    keeps fallbacks rare; the conversions to and from float64 built from integer operations cost
+    more issue slots than the two F2Fs (bench/fast32_variants.py erf_cio: 0.87 / 0.80 of copy
+    against 0.93 / 0.93, H200 run 30, 2026-12-03)."""
     if POISON:
         bits = x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
         outside = ((bits - 1).to(tl.uint32, bitcast=True) < 0x007FFFFF) | (bits > 0x7F800000)
-        X = poison(tl.minimum(tl.maximum(x, -4.0), 4.0).to(tl.float64), outside)
+        X = poison(tl.minimum(tl.maximum(x, -ERF_CLAMP), ERF_CLAMP).to(tl.float64), outside)
     else:
-        X = tl.minimum(tl.maximum(x, -4.0, propagate_nan=tl.PropagateNan.ALL), 4.0,
+        X = tl.minimum(tl.maximum(x, -ERF_CLAMP, propagate_nan=tl.PropagateNan.ALL), ERF_CLAMP,
                        propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
     t = X * X
-    n = X * _horner10p(t, c, 0)                                 # c: ERF_PARAMS
-    d = _horner10p(t, c, 10)                                    # -Q(t) <= -1
+    n = X * _hornerp(t, c, 0, 9)                                # c: ERF_PARAMS
+    d = _hornerp(t, c, 9, 10)                                   # -Q(t) <= -1
     r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
     e = tl.fma(d, r, 1.0)                                       # 1 - Q r
     y = n * tl.fma(r, tl.fma(e, e, e), r)                       # _quotient's step: ~2^-52

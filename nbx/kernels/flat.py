@@ -8,7 +8,6 @@ bench/sass_mix.py compiles the very kernel the launcher runs for sm_90 on a mach
 import triton
 import triton.language as tl
 
-from .fast32 import KEY_HARD
 from .math import cast, load_as
 
 
@@ -71,7 +70,7 @@ def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
                          BODY: tl.constexpr, EXACT: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr,
                          CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                          BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
-                         STORE_FIRST: tl.constexpr):
+                         STORE_FIRST: tl.constexpr, HARD_KEY: tl.constexpr):
     """A deferred body (math.defer) over one flat dim: out contiguous, each input contiguous (stride
     1) or one broadcast element (stride 0). The same steps as elementwise_kernel's deferred branch
     without the 2-D tile's row and column index arithmetic: in one H200 run (2026-12-03) log and sin
@@ -87,7 +86,7 @@ def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
     res, key = apply_fast(BODY, TAB, N_IN, 0, a, b, c, 0, 0, 0, tab)
     if STORE_FIRST:
         tl.store(out + offs, cast(res, OUT_T), mask=mask)
-    hard = tl.min(tl.where(mask, key, 0)) <= KEY_HARD
+    hard = tl.min(tl.where(mask, key, 0)) <= HARD_KEY
     if not STORE_FIRST:
         if not hard:
             tl.store(out + offs, cast(res, OUT_T), mask=mask)

@@ -18,7 +18,7 @@ from ..tensor import Tensor, empty, from_numpy
 from . import iterate
 from .flat import apply_body as _apply, apply_fast, deferred_flat_kernel
 from . import fast32
-from .fast32 import KEY_HARD
+from .fast32 import KEY_HARD, key_hard
 from .math import DEFERRED, cast, load_as
 
 MAX_OPERANDS = 3
@@ -44,7 +44,7 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
                        CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                        NDIM: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
                        INDEX64: tl.constexpr, EXACT: tl.constexpr, PIECE_C: tl.constexpr,
-                       STORE_FIRST: tl.constexpr):
+                       STORE_FIRST: tl.constexpr, HARD_KEY: tl.constexpr):
     pid = tl.program_id(0)
     if INDEX64:
         pid = pid.to(tl.int64)
@@ -84,8 +84,8 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
         res = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
         tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
     else:
-        # a deferred body (math.defer): the fast values and int32 keys, <= KEY_HARD where the exact
-        # path is needed. STORE_FIRST: the values are stored before the keys' reduction over the tile, so no
+        # a deferred body (math.defer): the fast values and int32 keys, <= HARD_KEY (fast32.key_hard
+        # of the body's window) where the exact path is needed. STORE_FIRST: the values are stored before the keys' reduction over the tile, so no
         # register holds them across it (tan_test 40 registers against tan_nofb's 32 with the
         # reduction first: 0.79 against 0.88 of copy, H200 2026-12-03); the pieces overwrite a
         # flagged tile after a barrier. Where out= shares storage with an input the pieces must
@@ -93,7 +93,7 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
         res, key = apply_fast(BODY, TAB, N_IN, NP, a, b, c, q0, q1, q2, tab)
         if STORE_FIRST:
             tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
-        hard = tl.min(tl.where(mask, key, 0)) <= KEY_HARD
+        hard = tl.min(tl.where(mask, key, 0)) <= HARD_KEY
         if not STORE_FIRST:
             if not hard:
                 tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
@@ -255,12 +255,14 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     exact, (piece_c, n_pieces) = None, (1, 1)
     store_first = False
     tab = flag
+    hard_key = KEY_HARD
     if pair is not None:
         (body, exact, store_first), (piece_c, n_pieces) = pair[:3], _pieces(block_r, block_c)
         if backend.IS_CUDA:   # the body's own options; the benchmarks' LAUNCH_OPTIONS override them
             extra = {"enable_reflect_ftz": False, **dict(pair.options), **LAUNCH_OPTIONS}
         if pair.table is not None:
             tab = device_table(pair.table)
+        hard_key = key_hard(pair.k)
         store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)
         if _flat(plan, params, fault):
             if backend.IS_CUDA and (FLAT_BLOCK or pair.block):
@@ -272,7 +274,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
                     out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces, tab,
                     BODY=body, EXACT=exact, TAB=tab is not flag, N_IN=len(inputs), CT0=cts[0], CT1=cts[1], CT2=cts[2],
                     OUT_T=out.dtype.tl, BLOCK=block_c, PIECE_C=piece_c, INDEX64=plan.index64,
-                    STORE_FIRST=store_first, **extra)
+                    STORE_FIRST=store_first, HARD_KEY=hard_key, **extra)
             return False
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         elementwise_kernel[(n_tiles,)](
@@ -282,7 +284,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
             CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
             NDIM=_ndim_class(plan), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
             EXACT=exact, PIECE_C=piece_c,
-            STORE_FIRST=store_first,
+            STORE_FIRST=store_first, HARD_KEY=hard_key,
             **extra)
     if fault is None:
         return False

@@ -155,25 +155,29 @@ class Deferred(NamedTuple):
     table: object = None        # fast(x, table): a float64 array (a pointer) or a tuple of floats (parameters)
     options: tuple = ()         # (name, value) Triton launch options of the deferred kernel on CUDA
     block: int = 0              # the flat kernel's tile on CUDA (0: the launcher's, 1024)
+    k: int = 256                # the rounding test's window in float64 ulps, as the fast body's keys take it
 
 
-def defer(body, fast, exact, store_first=True, table=None, options=(), block=0):
+def defer(body, fast, exact, store_first=True, table=None, options=(), block=0, k=256):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
     the fast values before the tile's key reduction (launch.py); which order needs fewer registers
     is the body's own affair. table: a float64 array the launcher keeps on the device and passes to
     fast as its second argument (unary bodies only), or a tuple of floats passed as kernel
     parameters (one ULDC each, where an immediate costs two UMOVs). options: launch options
     (maxnreg) of the deferred kernels on CUDA, the body's own register trade-off; block: the flat
-    kernel's tile there, which spreads per-thread costs (parameters, addresses) over more elements."""
-    DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options), int(block))
+    kernel's tile there, which spreads per-thread costs (parameters, addresses) over more elements;
+    k: the window (in float64 ulps) of the fast body's keys, which sets the launcher's threshold
+    (fast32.key_hard(k)): the fast body and its registration must name the same K."""
+    DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options), int(block), int(k))
     return body
 
 
 @triton.jit
-def rounded(y, outside):
-    """The deferred form: the float32 value and per-element keys, < 0 where the exact path is needed
-    (fast32.hard_key); the launcher reduces them over the tile after storing the values."""
-    return y.to(tl.float32), fast32.hard_key(y, outside, fast32.HARD_K)
+def rounded(y, outside, K: tl.constexpr = 256):
+    """The deferred form: the float32 value and per-element keys, <= fast32.key_hard(K) where the
+    exact path is needed (fast32.hard_key; K the window in float64 ulps, the body's math.defer k=);
+    the launcher reduces them over the tile after storing the values."""
+    return y.to(tl.float32), fast32.hard_key(y, outside, K)
 
 
 @triton.jit
@@ -205,7 +209,7 @@ def rounded_poisoned(y, K: tl.constexpr):
 @triton.jit
 def _erf_fast(x, c):
     y, outside = fast32.erf_fast(x, c)
-    return rounded(y, outside)
+    return rounded(y, outside, fast32.ERF_K)
 
 
 @triton.jit
@@ -502,5 +506,8 @@ defer(tan, _tan_fast, tan, True, table=fast32.TAN_PARAMS, options=(("maxnreg", 4
 defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
 # erf: 2048-element tiles, 16 elements per thread, took 39.9 instructions per element where 1024 took
 # 43.4 (bench/sass_mix.py), at 56 registers against 40; H200 A/B (2026-12-03, runs 26 and 27): 0.91 / 0.91 and
-# 0.90 / 0.88 of copy against 0.90 / 0.90 and 0.87 / 0.87
-defer(erf, _erf_fast, erf, True, table=fast32.ERF_PARAMS, block=2048)
+# 0.90 / 0.88 of copy against 0.90 / 0.90 and 0.87 / 0.87. Its 8/9 rational (fast32.erf_fast) took 60
+# registers and 38.6 instructions per element; capped at 56, 38.9 and no spill: H200 A/B (2026-12-03,
+# run 31) 0.93 / 0.92 against 0.90 / 0.91 uncapped and 0.92 / 0.92 for the 9/9 form
+defer(erf, _erf_fast, erf, True, table=fast32.ERF_PARAMS, block=2048, k=fast32.ERF_K,
+      options=(("maxnreg", 56),))
