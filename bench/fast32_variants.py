@@ -22,7 +22,11 @@ The division form of log and its variants went with it on 2026-12-03 (log now re
 fast32.log_table_fast). Fifth session (reports/h200/bandwidth-20261203-keys.md): erf without a test
 of x (erf_p is the poisoned form) 0.88 against 0.82; the keys in one LEA; coefficients as kernel
 parameters, erf 0.90 against 0.85 with immediates (erf99); erf's speed probes (run 25): truncated
-to 8/8 0.87, 7/7 0.93, two distinct coefficients 0.87, no test 0.90, against 0.85.
+to 8/8 0.87, 7/7 0.93, two distinct coefficients 0.87, no test 0.90, against 0.85. Sixth session
+(reports/h200/bandwidth-20261203-erf89.md): erf's F2F-free forms (erf_ci, erf_co, erf_cio) slower;
+a persistent flat kernel that loads tile i+1 before computing tile i (run 36, a probe not kept):
+erf 0.44 of copy at 2048-element tiles (56 registers, 42 spills), 0.80 at 1024, log 0.77-0.79, sin
+0.72-0.78, against 0.86-0.91, 0.90-0.96 and 0.94-0.95 through the launcher in the same run.
 Usage: PYTHONPATH=$PWD python3 bench/fast32_variants.py [--reps 10] [--ab sin,sin_p,sin@maxnreg=32]
 """
 from __future__ import annotations
