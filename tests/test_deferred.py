@@ -7,9 +7,11 @@ On the GPU a piece is 128 elements; here the pieces are set small so the loop ru
 """
 import numpy as np
 import pytest
+import triton
+import triton.language as tl
 
 import nbx
-from nbx.kernels import launch, math as m
+from nbx.kernels import fast32, launch, math as m
 
 UNARY = {"log": m.log, "sin": m.sin, "cos": m.cos, "tan": m.tan, "rsqrt": m.rsqrt, "erf": m.erf}
 
@@ -143,3 +145,39 @@ def test_many_small_pieces(op, monkeypatch):
     monkeypatch.setattr(launch, "PIECE", 32)
     x = nbx.from_numpy(_hard_input(2000, seed=5))
     np.testing.assert_array_equal(_bits(getattr(nbx, op)(x).numpy()), _bits(_exact(op, x)))
+
+
+# The launcher's threshold is the body's own window (math.defer k=, fast32.key_hard): a fast body
+# whose values lie 300 float64 ulps from a float32 midpoint, keyed with K = 512, falls back where
+# its registration says k=512 and keeps its (here deliberately wrong) fast values under k=256.
+@triton.jit
+def _window_fast(x):
+    y = (x * 0.0).to(tl.float64) + (1.0 + 2.0 ** -24 + 300 * 2.0 ** -52)
+    return x * 0.0 + 2.0, fast32.hard_key(y, x != x, 512)
+
+
+@triton.jit
+def _window_exact(x):
+    return x * 0.0 + 1.0
+
+
+@triton.jit
+def _window_512(x):
+    return _window_exact(x)
+
+
+@triton.jit
+def _window_256(x):
+    return _window_exact(x)
+
+
+m.defer(_window_512, _window_fast, _window_exact, True, k=512)
+m.defer(_window_256, _window_fast, _window_exact, True, k=256)
+
+
+@pytest.mark.parametrize("body, want", [(_window_512, 1.0), (_window_256, 2.0)], ids=["k512", "k256"])
+def test_the_threshold_is_the_bodys_own_window(body, want, kernel):
+    x = nbx.from_numpy(np.ones(3000, np.float32))
+    out = nbx.empty(3000, dtype="float32")
+    launch.launch(body, out, [x], [], compute=[nbx.float32], op="window")
+    assert set(out.numpy().tolist()) == {want}
