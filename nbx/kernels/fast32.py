@@ -150,9 +150,9 @@ def hard_to_round(y, K: tl.constexpr):
 
 @triton.jit
 def hard_key(y, outside, K: tl.constexpr):
-    """Per element: <= KEY_HARD exactly where hard_to_round (with K = HARD_K) or outside
+    """Per element: <= key_hard(K) exactly where hard_to_round (K: the body's window) or outside
     (KEY_OUTSIDE there), in 2 instructions. A tile needs the exact path iff its minimum key is
-    <= KEY_HARD (one CTA-wide min, so a branch on it is uniform). The per-element form (a mask, then
+    <= key_hard(K) (one CTA-wide min, so a branch on it is uniform). The per-element form (a mask, then
     a max) cost log 0.14 of copy bandwidth on the H200 (bench/fast32_variants.py, 2026-12-03)."""
     return tl.where(outside, KEY_OUTSIDE, _midpoint_key(y, K))
 
