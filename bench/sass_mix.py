@@ -39,7 +39,7 @@ _OP = re.compile(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)")
 flat = importlib.import_module(_pkg.__name__ + ".flat")
 
 
-def compile_sass(fast, exact, store_first=True, n_in=1, table=None, block=1024, k=256, **options) -> tuple[str, str]:
+def compile_sass(fast, exact, store_first=True, n_in=1, table=None, block=1024, k=int(m.fast32.HARD_K), **options) -> tuple[str, str]:
     """launch's deferred_flat_kernel for one deferred pair, as the launcher runs it on 2^28 float32
     elements: pointers and n divisible by 16, unit strides specialized (the values Triton's
     specialization gives them), 1024-element tiles (block), pieces of 128."""
@@ -49,7 +49,7 @@ def compile_sass(fast, exact, store_first=True, n_in=1, table=None, block=1024, 
         sig["tab"] = ("i64",) * len(table)
     consts = dict(s0=1, s1=1, s2=1, BODY=fast, EXACT=exact, TAB=table is not None, N_IN=n_in, CT0=tl.float32, CT1=tl.float32,
                   CT2=tl.float32, OUT_T=tl.float32, BLOCK=block, PIECE_C=128, INDEX64=False, STORE_FIRST=store_first,
-                  HARD_KEY=16 * k - 2 ** 31)
+                  HARD_KEY=m.fast32.key_hard(k))
     sig.update({k: "constexpr" for k in consts if k not in sig})
     src = triton.compiler.ASTSource(fn=flat.deferred_flat_kernel, signature=sig, constexprs=consts,
                                     attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 4, 9)})

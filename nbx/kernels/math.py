@@ -155,10 +155,10 @@ class Deferred(NamedTuple):
     table: object = None        # fast(x, table): a float64 array (a pointer) or a tuple of floats (parameters)
     options: tuple = ()         # (name, value) Triton launch options of the deferred kernel on CUDA
     block: int = 0              # the flat kernel's tile on CUDA (0: the launcher's, 1024)
-    k: int = 256                # the rounding test's window in float64 ulps, as the fast body's keys take it
+    k: int = int(fast32.HARD_K)  # the rounding test's window in float64 ulps, as the fast body's keys take it
 
 
-def defer(body, fast, exact, store_first=True, table=None, options=(), block=0, k=256):
+def defer(body, fast, exact, store_first=True, table=None, options=(), block=0, k=int(fast32.HARD_K)):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
     the fast values before the tile's key reduction (launch.py); which order needs fewer registers
     is the body's own affair. table: a float64 array the launcher keeps on the device and passes to
@@ -173,7 +173,7 @@ def defer(body, fast, exact, store_first=True, table=None, options=(), block=0, 
 
 
 @triton.jit
-def rounded(y, outside, K: tl.constexpr = 256):
+def rounded(y, outside, K: tl.constexpr = fast32.HARD_K):
     """The deferred form: the float32 value and per-element keys, <= fast32.key_hard(K) where the
     exact path is needed (fast32.hard_key; K the window in float64 ulps, the body's math.defer k=);
     the launcher reduces them over the tile after storing the values."""
