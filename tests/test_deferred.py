@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 import nbx
-from nbx.kernels import fast32, launch, math as m
+from nbx.kernels import fast32, flat, launch, math as m
 
 UNARY = {"log": m.log, "sin": m.sin, "cos": m.cos, "tan": m.tan, "rsqrt": m.rsqrt, "erf": m.erf}
 
@@ -50,10 +50,40 @@ def kernel(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=[None, True, False], ids=["own-mask", "piece-mask", "no-mask"])
+def mask(request, monkeypatch):
+    """The flat kernel's per-piece mask as each body registered it (erf: on), forced on, or off."""
+    monkeypatch.setattr(launch, "PIECE_MASK", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("op", sorted(UNARY))
-def test_deferred_equals_the_exact_body(op, piece, kernel):
-    x = nbx.from_numpy(_hard_input(40000))
+def test_deferred_equals_the_exact_body(op, piece, kernel, mask):
+    # with pieces of 2048 a tile of the interpreter's 65536 elements has 32: the mask's sign bit too
+    x = nbx.from_numpy(_hard_input(70000))
     np.testing.assert_array_equal(_bits(getattr(nbx, op)(x).numpy()), _bits(_exact(op, x)))
+
+
+@triton.jit
+def _piece_mask_kernel(key_ptr, out_ptr, HARD_KEY: tl.constexpr, NP: tl.constexpr, PIECE_C: tl.constexpr):
+    key = tl.load(key_ptr + tl.arange(0, NP * PIECE_C))
+    tl.store(out_ptr, flat.piece_mask(key, HARD_KEY, NP, PIECE_C))
+
+
+@pytest.mark.parametrize("hard_at, want", [
+    ([], 0),
+    ([0], 1),                                # the first element: piece 0
+    ([5 * 16 + 15], 1 << 5),                 # the last element of piece 5
+    ([3, 7 * 16, 7 * 16 + 9], 0b10000001),   # two in piece 7: one bit
+    ([31 * 16 + 4], -2 ** 31),               # piece 31: the sign bit
+    (list(range(0, 512, 16)), -1),           # every piece
+])
+def test_piece_mask_marks_the_pieces_that_hold_a_hard_key(hard_at, want):
+    key = np.full(32 * 16, 5, np.int32)
+    key[hard_at] = -7                        # <= HARD_KEY = -3
+    out = nbx.empty(1, dtype="int32")
+    _piece_mask_kernel[(1,)](nbx.from_numpy(key), out, HARD_KEY=-3, NP=32, PIECE_C=16)
+    assert int(out.numpy()[0]) == want
 
 
 @pytest.mark.parametrize("op", ["sin", "log"])

@@ -17,7 +17,7 @@ from nbx.harness import fastpath
 from nbx.kernels import fast32
 
 UNARY = sorted(fastpath.FNS)
-ROOM = {"erf": 3}
+ROOM = {"erf": 1.8}
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -25,10 +25,10 @@ def test_fast_value_within_the_bound_and_never_wrong(name):
     # 2^16 bit patterns spread over all 2^32 (a stride prime to 2), every sign and exponent
     row = fastpath.probe_unary(name, 16, start=12345, stride=65537, chunk_log2=16)
     assert row["wrong"] == 0, row
-    # the test's bound E (2^-45; erf 2^-44) must hold with room: the worst measured error is below
-    # E / ROOM. erf's 8/9 rational has its own window, at 3.4x its fit error (2^-45.78, equioscillating
+    # the test's bound E (2^-45; erf 2^-40) must hold with room: the worst measured error is below
+    # E / ROOM. erf's 7/8 rational has its own window, at 2.0x its fit error (2^-41.01, equioscillating
     # over the whole range, so 2^16 samples come within a few percent of it; float64 evaluation adds
-    # < 2^-48.7)
+    # < 2^-48.7; every float32 input on the H200: 2^-41.01)
     assert row["max_rel_err"] < fastpath.bound(name) / ROOM.get(name, 8), row
 
 

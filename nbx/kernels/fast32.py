@@ -11,7 +11,7 @@ How: each function evaluates in float64 with a relative error below ~2^-50 (a fe
 terms: nbx/kernels/fit_fast32.py fits them), then asks whether the float64 value y can round to a
 different float32 than the exact value would. The exact value lies within E|y| of y (E = 2^-45,
 >= 16x the worst error measured over every float32 input on the H200, bench/fast32_exhaustive.py;
-erf's E = 2^-44 is 3.4x its worst),
+erf's E = 2^-40 is 2.0x its worst),
 i.e. within K = E * 2^53 = 256 float64 ulps. y rounds wrongly only if a float32 rounding midpoint
 (low 29 mantissa bits of y equal to 2^28) lies in that window, so an element is hard when
     |low29(y) - 2^28| <= K   or   x is outside the fast path's domain (NaN, inf, huge trig
@@ -26,12 +26,13 @@ libdevice path's bit for bit wherever the fast value is not provably the same. T
 (_midpoint_key) and the launcher compares the tile's least key with key_hard(K), a constexpr of the
 kernel (HARD_KEY), so each body may take its own K (math.defer k=): log, sin, cos, tan and rsqrt, at
 2^-50 or better, take HARD_K = 256 (E = 2^-45; 2^-46 until the fifth session of 2026-12-03); erf's
-8/9 rational, at 2^-45.74 over every float32 input, takes ERF_K = 512 (E = 2^-44), which makes ~1 in
-256 of its 2048-element tiles fall back.
+7/8 rational, at 2^-41.01 over every float32 input, takes ERF_K = 8192 (E = 2^-40), which flags ~1
+in 16 of its 2048-element tiles; a flagged erf tile recomputes only the pieces that hold a hard
+element (math.defer pieces=, flat.piece_mask).
 
 log reads a table (launch.py passes it: math.defer table=): -log(k/128) for the k nearest 128/z,
 which leaves 9 float64 operations per element where its division form took 20. erf is one rational
-of degrees 8/9 (2^-45.74 measured over every float32 input), 23 float64 operations. The
+of degrees 7/8 (2^-41.01 measured over every float32 input), 21 float64 operations. The
 polynomials' coefficients of erf, sin, cos and tan reach the kernel as parameters (math.defer
 table=, *_PARAMS): one ULDC each where an immediate takes two UMOVs. Across the bodies, the
 instructions per element before the tile's reduction (bench/sass_mix.py) set the bandwidth on the
@@ -92,18 +93,20 @@ SIN_S = tl.constexpr((-0.16666666666666632, 0.008333333333322418, -0.00019841269
 # do not cancel
 TAN_P = tl.constexpr((1.0, -0.12828347787438954, 0.0028059190726387726, -7.48364300472418e-06))
 TAN_Q = tl.constexpr((1.0, -0.46161681120772, 0.023344856141809193, -0.00020844816352972708))
-# erf(x) = x P(t) / Q(t), t = x^2 <= ERF_CLAMP^2 = 15.38: degrees 8/9 (fit_fast32.fit_rational:
-# near-minimax in relative error, 2^-45.78 for the rounded coefficients; 9/9 reached 2^-49.6 with one
-# float64 operation more). Every coefficient is positive, so neither Horner sum cancels (condition 1).
-# Its rounding test takes its own window, ERF_K = 512 float64 ulps (E = 2^-44, 3.4x the fit's error).
+# erf(x) = x P(t) / Q(t), t = x^2 <= ERF_CLAMP^2 = 15.38: degrees 7/8 (fit_fast32.fit_rational:
+# near-minimax in relative error, 2^-41.01 for the rounded coefficients, and 2^-41.01 over every
+# float32 input on the H200; 8/9 reached 2^-45.74 with two float64 operations more). Every
+# coefficient is positive, so neither Horner sum cancels (condition 1). Its rounding test takes its
+# own window, ERF_K = 8192 float64 ulps (E = 2^-40, 2.0x the worst error), which flags ~1 in 16 of
+# its 2048-element tiles; the launcher recomputes only the flagged pieces (math.defer pieces=).
 ERF_CLAMP = tl.constexpr(3.921875)             # 251/64: erf rounds to 1.0f from 3.9192 on
-ERF_K = tl.constexpr(512)
-ERF_P = tl.constexpr((1.1283791670954948, 0.27626132148443944, 0.0727595088390105, 0.009199828133347939,
-                      0.0009268152579019959, 6.717865683357429e-05, 3.162577745017812e-06,
-                      1.1451393416004108e-07, 1.1777777821389762e-09))
-ERF_Q = tl.constexpr((1.0, 0.5781635548928197, 0.15720262079483627, 0.026547177247927545,
-                      0.003086335121258612, 0.00025740806703531874, 1.5423071820265082e-05,
-                      6.328368757349384e-07, 1.5084863090876962e-08, 4.009714059012798e-11))
+ERF_K = tl.constexpr(8192)
+ERF_P = tl.constexpr((1.1283791670960068, 0.2001500139574455, 0.059388847856642404, 0.005169953346363526,
+                      0.0005769250080985031, 2.6475662210760138e-05, 1.2609976568747274e-06,
+                      1.2490369723372167e-08))
+ERF_Q = tl.constexpr((1.0, 0.5107116648593575, 0.12286921738415932, 0.018276516097031473,
+                      0.0018467063010675464, 0.00013001117287899156, 6.162569330981939e-06,
+                      1.6860083055975705e-07, 3.8969463696721654e-10))
 ERF_Q_NEG = tl.constexpr(tuple(-c for c in ERF_Q.value))
 # erf_fast's coefficients as kernel parameters (math.defer table=, launch.device_table): P, then -Q
 ERF_PARAMS = ERF_P.value + ERF_Q_NEG.value
@@ -387,12 +390,13 @@ def _hornerp(z, c, OFF: tl.constexpr, N: tl.constexpr):
 
 
 @triton.jit
-def erf_fast(x, c, POISON: tl.constexpr = False):
-    """x float32, c = ERF_PARAMS -> (float64 erf(x), relative error < 2^-45.7 (the fit's); mask of
+def erf_fast(x, c, POISON: tl.constexpr = False, NP: tl.constexpr = 8, NQ: tl.constexpr = 9):
+    """x float32, c = ERF_PARAMS -> (float64 erf(x), relative error < 2^-41.0 (the fit's); mask of
     the elements the rounding test cannot judge: NaN and float32 subnormal results, tiny_or_nan).
-    Its keys take K = ERF_K (math.defer k=).
+    Its keys take K = ERF_K (math.defer k=). NP, NQ: the numbers of coefficients of P and Q in c
+    (bench/erf_probe.py runs other degrees through the same code).
 
-    One rational, x P(t) / Q(t) of degrees 8/9, on x clamped to [-ERF_CLAMP, ERF_CLAMP] in float32:
+    One rational, x P(t) / Q(t) of degrees 7/8, on x clamped to [-ERF_CLAMP, ERF_CLAMP] in float32:
     erf(3.921875) = 1 - 2.92e-8 rounds to 1.0f as erf does from 3.9192 on, and it lies 2^-30.5 from
     the rounding midpoint 1 - 2^-25, far outside the test's window, so clamped inputs (infinities
     too) take the fast path with no select. The clamp propagates NaN (FMNMX.NAN), so a NaN input
@@ -403,20 +407,24 @@ def erf_fast(x, c, POISON: tl.constexpr = False):
     (c, one ULDC each; as immediates they took 2.2 more instructions per element and ran at 0.85
     against 0.90, run 26).
     libdevice's erf takes two polynomials, of degree 9 in x^2 and ~19 in |x|, and an exp: 41 float64
-    operations and 85 instructions per element for sm_90 (bench/sass_mix.py). Here: 19 Horner steps
+    operations and 85 instructions per element for sm_90 (bench/sass_mix.py). Here: 17 Horner steps
     and _quotient's division with no negation: D = -Q from negated coefficients makes fma(D, r, 1)
-    = 1 - Q r, and r = rcp(Q) is rcp(D) with its sign bit flipped (an integer operation); 23 float64
+    = 1 - Q r, and r = rcp(Q) is rcp(D) with its sign bit flipped (an integer operation); 21 float64
     operations. Inside, |erf x| is 0 or in [2^-126, 1], and erf(-0) = -0 P(0) / Q(0) = -0.
-    Until the sixth session of 2026-12-03 the rational had degrees 9/9 (2^-48.90 over every float32
-    input on the H200, 24 float64 operations, 39.9 instructions per element) under the shared window
-    K = 256; degrees 8/9 reach 2^-45.78 and take a window of their own (ERF_K), twice as wide, which
-    doubles erf's fallback tiles (2048 elements: ~1 in 256).
+    The degrees trade float64 operations against the window: on the H200 the FP64 pipe was 72%
+    busy in erf's kernel at 0.89 of copy (ncu, 2026-12-03, seventh session: 24.5 FP64-pipe
+    instructions per element), so each operation costs bandwidth; a wider window flags more tiles,
+    and with the piece mask each costs one piece of the exact path. Measured on the H200 (every
+    float32 input, then bench/erf_probe.py, 2026-12-03, seventh session): 8/9 (23 operations,
+    2^-45.74, K = 512) 0.925 of copy with the piece mask; 8/8 (22, 2^-42.94, K = 2048, negative
+    coefficients) 0.942; 7/8 (21, 2^-41.01, K = 8192) 0.948. Until then the rational had degrees 9/9
+    (2^-48.90, 24 operations, K = 256) and, from the sixth session, 8/9 with K = 512.
     Measured and not taken: a table-driven form (16 polynomials of degree 9 in |x| - c_j, 10 float64
-    operations but 10 loads per element) ran at 0.61 of copy against 0.80 (runs 15 and 16); 9/8
-    reaches 2^-45.2 and 8/8 2^-42.9 (fit_fast32, x clamped at 3.92), 8/8 too far for a window that
-    keeps fallbacks rare; the conversions to and from float64 built from integer operations cost
-    more issue slots than the two F2Fs (bench/fast32_variants.py erf_cio: 0.87 / 0.80 of copy
-    against 0.93 / 0.93, H200 run 30, 2026-12-03)."""
+    operations but 10 loads per element) ran at 0.61 of copy against 0.80 (runs 15 and 16); 8/8 and
+    7/7 (2^-37.4) too far for a window that keeps fallbacks rare without the piece mask; the
+    conversions to and from float64 built from integer operations cost more issue slots than the
+    two F2Fs (bench/fast32_variants.py erf_cio: 0.87 / 0.80 of copy against 0.93 / 0.93, H200 run
+    30, 2026-12-03)."""
     if POISON:
         bits = x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
         outside = ((bits - 1).to(tl.uint32, bitcast=True) < 0x007FFFFF) | (bits > 0x7F800000)
@@ -425,8 +433,8 @@ def erf_fast(x, c, POISON: tl.constexpr = False):
         X = tl.minimum(tl.maximum(x, -ERF_CLAMP, propagate_nan=tl.PropagateNan.ALL), ERF_CLAMP,
                        propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
     t = X * X
-    n = X * _hornerp(t, c, 0, 9)                                # c: ERF_PARAMS
-    d = _hornerp(t, c, 9, 10)                                   # -Q(t) <= -1
+    n = X * _hornerp(t, c, 0, NP)                               # c: ERF_PARAMS (NP coefficients of P, NQ of -Q)
+    d = _hornerp(t, c, NP, NQ)                                  # -Q(t) <= -1
     r = (libdevice.rcp64h(d).to(tl.int64, bitcast=True) ^ (-0x7FFFFFFFFFFFFFFF - 1)).to(tl.float64, bitcast=True)
     e = tl.fma(d, r, 1.0)                                       # 1 - Q r
     y = n * tl.fma(r, tl.fma(e, e, e), r)                       # _quotient's step: ~2^-52

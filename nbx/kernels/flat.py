@@ -66,11 +66,37 @@ def _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN: tl.constexpr,
 
 
 @triton.jit
+def piece_mask(key, HARD_KEY: tl.constexpr, NP: tl.constexpr, PIECE_C: tl.constexpr):
+    """Bit j set where piece j (elements j PIECE_C .. (j + 1) PIECE_C - 1 of the tile) holds a key
+    <= HARD_KEY: the pieces of a flagged tile that need the exact path. NP <= 32 (bit 31 is the
+    sign; the bits are distinct, so their sum is their union). In erf's kernel for sm_90 it costs
+    2 instructions per element before the first barrier (40.9 against 38.9, bench/sass_mix.py)."""
+    least = tl.min(tl.reshape(key, (NP, PIECE_C)), axis=1)
+    return tl.sum(tl.where(least <= HARD_KEY, 1 << tl.arange(0, NP), 0))
+
+
+@triton.jit
+def _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT: tl.constexpr, N_IN: tl.constexpr,
+                  CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr, PIECE_C: tl.constexpr):
+    """The exact body over the pieces of the tile at base whose bit is set in pieces (-1: all
+    n_pieces), PIECE_C elements each, reloaded from memory: a loop with a runtime trip count, so
+    one piece's registers at a time."""
+    j = 0
+    while j < n_pieces:
+        if ((pieces >> j) & 1) != 0:
+            po = base + j * PIECE_C + tl.arange(0, PIECE_C)
+            pm = po < n
+            pa, pb, pc = _load_flat(x0, x1, x2, po, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
+            tl.store(out + po, cast(apply_body(EXACT, N_IN, 0, pa, pb, pc, 0, 0, 0), OUT_T), mask=pm)
+        j += 1
+
+
+@triton.jit
 def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
                          BODY: tl.constexpr, EXACT: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr,
                          CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                          BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
-                         STORE_FIRST: tl.constexpr, HARD_KEY: tl.constexpr):
+                         STORE_FIRST: tl.constexpr, HARD_KEY: tl.constexpr, PIECE_MASK: tl.constexpr = False):
     """A deferred body (math.defer) over one flat dim: out contiguous, each input contiguous (stride
     1) or one broadcast element (stride 0). The same steps as elementwise_kernel's deferred branch
     without the 2-D tile's row and column index arithmetic: in one H200 run (2026-12-03) log and sin
@@ -86,17 +112,15 @@ def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
     res, key = apply_fast(BODY, TAB, N_IN, 0, a, b, c, 0, 0, 0, tab)
     if STORE_FIRST:
         tl.store(out + offs, cast(res, OUT_T), mask=mask)
-    hard = tl.min(tl.where(mask, key, 0)) <= HARD_KEY
+    if PIECE_MASK:
+        pieces = piece_mask(tl.where(mask, key, 0), HARD_KEY, BLOCK // PIECE_C, PIECE_C)
+    else:
+        pieces = (tl.min(tl.where(mask, key, 0)) <= HARD_KEY).to(tl.int32) * -1
+    hard = pieces != 0
     if not STORE_FIRST:
         if not hard:
             tl.store(out + offs, cast(res, OUT_T), mask=mask)
     if hard:
         if STORE_FIRST:
             tl.debug_barrier()   # every fast store of the tile before any piece's store
-        j = 0
-        while j < n_pieces:
-            po = base + j * PIECE_C + tl.arange(0, PIECE_C)
-            pm = po < n
-            pa, pb, pc = _load_flat(x0, x1, x2, po, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
-            tl.store(out + po, cast(apply_body(EXACT, N_IN, 0, pa, pb, pc, 0, 0, 0), OUT_T), mask=pm)
-            j += 1
+        _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT, N_IN, CT0, CT1, CT2, OUT_T, PIECE_C)

@@ -180,6 +180,12 @@ def _flat(plan: iterate.Plan, params, fault) -> bool:
             and all(st[0] in (0, 1) for st in plan.strides[1:]))
 
 
+def _piece_mask(pair, n_pieces: int) -> bool:
+    """Whether the flat kernel keeps a per-piece mask: the body asks (math.defer pieces=), or the
+    benchmarks' PIECE_MASK, and the mask's bits fit an int32."""
+    return bool(pair.pieces if PIECE_MASK is None else PIECE_MASK) and n_pieces <= 32
+
+
 def _pieces(block_r: int, block_c: int) -> tuple[int, int]:
     """(piece columns, pieces per tile): pieces span the tile's rows and split its columns."""
     piece_c = min(block_c, max(1, PIECE // block_r))
@@ -198,6 +204,9 @@ FLAT = True
 LAUNCH_OPTIONS: dict = {}
 # the flat deferred kernel's tile for every body, over their own (math.defer block=); benchmarks only
 FLAT_BLOCK = 0
+# the flat kernel's per-piece mask (math.defer pieces=) forced on (True) or off (False) for every
+# deferred body; None: each body's own. Benchmarks and tests only
+PIECE_MASK: bool | None = None
 
 _FAULT_FLAG: Tensor | None = None
 _ZERO = _np.zeros(1, dtype=_np.int32)
@@ -274,7 +283,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
                     out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces, tab,
                     BODY=body, EXACT=exact, TAB=tab is not flag, N_IN=len(inputs), CT0=cts[0], CT1=cts[1], CT2=cts[2],
                     OUT_T=out.dtype.tl, BLOCK=block_c, PIECE_C=piece_c, INDEX64=plan.index64,
-                    STORE_FIRST=store_first, HARD_KEY=hard_key, **extra)
+                    STORE_FIRST=store_first, HARD_KEY=hard_key, PIECE_MASK=_piece_mask(pair, n_pieces), **extra)
             return False
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         elementwise_kernel[(n_tiles,)](

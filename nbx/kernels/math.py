@@ -156,9 +156,10 @@ class Deferred(NamedTuple):
     options: tuple = ()         # (name, value) Triton launch options of the deferred kernel on CUDA
     block: int = 0              # the flat kernel's tile on CUDA (0: the launcher's, 1024)
     k: int = int(fast32.HARD_K)  # the rounding test's window in float64 ulps, as the fast body's keys take it
+    pieces: bool = False        # a flagged flat tile recomputes only its pieces that hold a hard element
 
 
-def defer(body, fast, exact, store_first=True, table=None, options=(), block=0, k=int(fast32.HARD_K)):
+def defer(body, fast, exact, store_first=True, table=None, options=(), block=0, k=int(fast32.HARD_K), pieces=False):
     """Register body's float32 split (exact: usually body itself); returns body. store_first: store
     the fast values before the tile's key reduction (launch.py); which order needs fewer registers
     is the body's own affair. table: a float64 array the launcher keeps on the device and passes to
@@ -167,8 +168,11 @@ def defer(body, fast, exact, store_first=True, table=None, options=(), block=0, 
     (maxnreg) of the deferred kernels on CUDA, the body's own register trade-off; block: the flat
     kernel's tile there, which spreads per-thread costs (parameters, addresses) over more elements;
     k: the window (in float64 ulps) of the fast body's keys, which sets the launcher's threshold
-    (fast32.key_hard(k)): the fast body and its registration must name the same K."""
-    DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options), int(block), int(k))
+    (fast32.key_hard(k)): the fast body and its registration must name the same K. pieces: the flat
+    kernel keeps a mask of the tile's pieces that hold a hard element (flat.piece_mask, ~2 more
+    instructions per element) and a flagged tile recomputes only those, where it otherwise runs
+    the exact body over all of its pieces one after another."""
+    DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options), int(block), int(k), bool(pieces))
     return body
 
 
@@ -506,8 +510,12 @@ defer(tan, _tan_fast, tan, True, table=fast32.TAN_PARAMS, options=(("maxnreg", 4
 defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
 # erf: 2048-element tiles, 16 elements per thread, took 39.9 instructions per element where 1024 took
 # 43.4 (bench/sass_mix.py), at 56 registers against 40; H200 A/B (2026-12-03, runs 26 and 27): 0.91 / 0.91 and
-# 0.90 / 0.88 of copy against 0.90 / 0.90 and 0.87 / 0.87. Its 8/9 rational (fast32.erf_fast) took 60
-# registers and 38.6 instructions per element; capped at 56, 38.9 and no spill: H200 A/B (2026-12-03,
-# run 31) 0.93 / 0.92 against 0.90 / 0.91 uncapped and 0.92 / 0.92 for the 9/9 form
+# 0.90 / 0.88 of copy against 0.90 / 0.90 and 0.87 / 0.87. Capped at 56 registers: the 8/9 rational took 60
+# and ran at 0.90 / 0.91 against 0.93 / 0.92 capped (run 31). pieces: a flagged tile recomputes only
+# its pieces with a hard element, which lets erf take a rational of degrees 7/8 and a window 16x
+# wider (fast32.ERF_K): H200, 2026-12-03 (seventh session), bench/erf_probe.py, 4 passes interleaved
+# with a copy: the 7/8 rational with the piece mask 0.948 of copy (median; 0.925-0.949), the 8/9 with
+# it 0.925, without it 0.907 (0.891-0.915); 8/8 without the mask 0.848 (1 in 64 tiles falling back,
+# each running 16 pieces of the exact path in a row)
 defer(erf, _erf_fast, erf, True, table=fast32.ERF_PARAMS, block=2048, k=fast32.ERF_K,
-      options=(("maxnreg", 56),))
+      options=(("maxnreg", 56),), pieces=True)
