@@ -6,8 +6,13 @@ Two parts, as in ATen (c10/core/ScalarType.h `promoteTypes`, ATen/native/TypePro
    0-dim tensors, Python scalars); a lower group changes the result only when it is of a higher
    category (bool < integer < float). So `int32 tensor + 2**40` stays int32, `int64 tensor + 2.5`
    becomes the default float, and a 0-dim float64 tensor added to a float16 tensor gives float16.
+
+Beside them, `scalar_to_numpy`: a Python scalar's value in an op's dtype, or an error naming the op
+and argument where it does not fit.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from . import dtype as D
 
@@ -56,6 +61,26 @@ def scalar_dtype(x) -> D.DType:
 
 def is_scalar(x) -> bool:
     return isinstance(x, (bool, int, float))
+
+
+def scalar_to_numpy(value, dt: D.DType, *, op: str, arg: str):
+    """A Python scalar as a numpy scalar of `dt`; an integer that does not fit is an error."""
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if not isinstance(value, (bool, int, float)):
+        raise TypeError(f"nbx.{op}: {arg} must be a Python bool, int or float, got {type(value).__name__}")
+    if dt.is_bool:
+        return np.bool_(bool(value))
+    if dt.is_int:
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise TypeError(f"nbx.{op}: {arg}={value!r} is a float but the op computes in {dt.name}")
+            value = int(value)
+        if not dt.min <= int(value) <= dt.max:
+            raise ValueError(f"nbx.{op}: {arg}={value} does not fit in {dt.name} "
+                             f"(allowed {dt.min}..{dt.max})")
+        return dt.np.type(int(value))
+    return np.array(float(value), dtype=np.float64).astype(dt.np)   # RNE, overflow to inf
 
 
 def _combine(higher, lower):

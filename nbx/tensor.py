@@ -3,6 +3,11 @@
 Views are metadata only. A Tensor is passed straight to Triton kernels: it has `data_ptr()` and a
 `dtype` whose str() is the Triton name, and (for the interpreter) the storage protocol Triton's
 interpreter copies arguments through (see backend/interpreter.py).
+
+This module imports nothing above the backend (the layers are checked by tests/test_imports.py):
+the operators and the methods that run ops (`+`, `==`, `-t`, `.to()`, `.contiguous()`, `.clone()`,
+`.copy_()`) are installed onto `Tensor` by `nbx.ops` at its import (nbx/ops/methods.py), and
+`import nbx` always imports nbx.ops.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import dtype as D
+from .promotion import scalar_dtype, scalar_to_numpy
 
 
 def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -345,50 +351,6 @@ class Tensor:
         strides += self._strides[d:]
         return self._view(shape, strides, off)
 
-    # ------------------------------------------------------------------ copies (kernels)
-    def contiguous(self) -> "Tensor":
-        if self.is_contiguous():
-            return self
-        from . import ops
-        return ops.contiguous(self)
-
-    def clone(self) -> "Tensor":
-        from . import ops
-        return ops.copy(self)
-
-    def to(self, dtype) -> "Tensor":
-        from . import ops
-        return ops.to(self, D.as_dtype(dtype, op="to"))
-
-    def copy_(self, src) -> "Tensor":
-        """Interpreter protocol when src is our own host copy; otherwise an element-wise copy into self."""
-        from . import ops
-        ops.copy(src, out=self)
-        return self
-
-
-def _binary_dunder(name, reverse=False):
-    def f(self, other):
-        from . import ops
-        fn = getattr(ops, name)
-        return fn(other, self) if reverse else fn(self, other)
-    f.__name__ = f"__{'r' if reverse else ''}{name}__"
-    return f
-
-
-for _name, _op in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"),
-                   ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
-                   ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
-                   ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")]:
-    setattr(Tensor, f"__{_name}__", _binary_dunder(_op))
-    setattr(Tensor, f"__r{_name}__", _binary_dunder(_op, reverse=True))
-for _name, _op in [("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge")]:
-    setattr(Tensor, f"__{_name}__", _binary_dunder(_op))
-Tensor.__hash__ = object.__hash__
-Tensor.__neg__ = lambda self: __import__("nbx").ops.neg(self)
-Tensor.__abs__ = lambda self: __import__("nbx").ops.abs(self)
-Tensor.__invert__ = lambda self: __import__("nbx").ops.bitwise_not(self)
-
 
 # ---------------------------------------------------------------------- factories
 def empty(*shape, dtype=D.float32) -> Tensor:
@@ -416,10 +378,8 @@ def from_numpy(array) -> Tensor:
 def full(shape, value, dtype=None) -> Tensor:
     shape = _as_shape((shape,) if isinstance(shape, int) else tuple(shape), "full")
     if dtype is None:
-        from .promotion import scalar_dtype
         dtype = scalar_dtype(value)
     dt = D.as_dtype(dtype, op="full")
-    from .kernels.iterate import scalar_to_numpy
     host = np.full(shape, scalar_to_numpy(value, dt, op="full", arg="value"), dtype=dt.np)
     return from_numpy(host)
 

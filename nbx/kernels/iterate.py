@@ -13,6 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtype as D
+# scalar_to_numpy is defined in promotion (a dtype fact) and stays importable from here: callers
+# name it as iterate.scalar_to_numpy.
+from ..promotion import scalar_to_numpy
 from ..tensor import Tensor, empty
 
 MAX_RANK = 8
@@ -34,26 +37,6 @@ def broadcast_shapes(shapes, *, op: str, names=None) -> tuple[int, ...]:
                                                                   shapes))
                 raise ValueError(f"nbx.{op}: shapes do not broadcast: {desc} (dim {j - ndim}: {out[j]} vs {size})")
     return tuple(out)
-
-
-def scalar_to_numpy(value, dt: D.DType, *, op: str, arg: str):
-    """A Python scalar as a numpy scalar of `dt`; an integer that does not fit is an error."""
-    if isinstance(value, (np.generic,)):
-        value = value.item()
-    if not isinstance(value, (bool, int, float)):
-        raise TypeError(f"nbx.{op}: {arg} must be a Python bool, int or float, got {type(value).__name__}")
-    if dt.is_bool:
-        return np.bool_(bool(value))
-    if dt.is_int:
-        if isinstance(value, float):
-            if not value.is_integer():
-                raise TypeError(f"nbx.{op}: {arg}={value!r} is a float but the op computes in {dt.name}")
-            value = int(value)
-        if not dt.min <= int(value) <= dt.max:
-            raise ValueError(f"nbx.{op}: {arg}={value} does not fit in {dt.name} "
-                             f"(allowed {dt.min}..{dt.max})")
-        return dt.np.type(int(value))
-    return np.array(float(value), dtype=np.float64).astype(dt.np)   # RNE, overflow to inf
 
 
 _SCALAR_CACHE: "OrderedDict[tuple, Tensor]" = OrderedDict()

@@ -1,5 +1,12 @@
-"""The op set: every family registers its OpSpecs in OPS; the public functions are made from them."""
+"""The op set: every family registers its OpSpecs in OPS; the public functions are made from them.
+
+Importing this package also installs the Tensor's operators and op-running methods (methods.py).
+"""
+import sys
+
+from ..tensor import empty
 from . import activations, arithmetic, binary_more, bitwise, compare, convert, ternary, unary, unary_more  # noqa: F401  (registration)
+from . import methods
 from .registry import OPS, OpSpec, Param, make_function
 
 FUNCTIONS = {name: make_function(spec) for name, spec in OPS.items()}
@@ -8,10 +15,12 @@ globals().update(FUNCTIONS)
 
 def contiguous(x):
     """A C-contiguous copy (or x itself when it already is)."""
-    from ..tensor import empty
     if x.is_contiguous():
         return x
     return FUNCTIONS["copy"](x, out=empty(x.shape, dtype=x.dtype))
 
+
+# Last, once every name the methods look up (FUNCTIONS, contiguous) is bound on this module.
+methods.install(sys.modules[__name__])
 
 __all__ = ["OPS", "OpSpec", "Param", "FUNCTIONS", "contiguous", *FUNCTIONS]
