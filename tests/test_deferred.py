@@ -1,9 +1,11 @@
-"""The launcher's deferred exact paths (launch.py): a float32 op with a fast path runs its fast body
-over every tile and its exact body, in pieces reloaded from memory, only over flagged tiles.
+"""The launcher's fast paths (OpSpec.fast32, launch.py): a float32 op with a fast path runs its
+evaluation over every tile and its exact body, in pieces reloaded from memory, only over tiles with
+a hard element.
 
-Each test compares a deferred launch against the exact body launched on every element: the results
-must be the same bit for bit, whatever the piece size, the layout, or aliasing of out= and input.
-On the GPU a piece is 128 elements; here the pieces are set small so the loop runs many times.
+Each test compares a fast-path launch against the exact body launched on every element
+(LaunchConfig(fast=False)): the results must be the same bit for bit, whatever the piece size, the
+kernel, the piece mask, the layout, or aliasing of out= and input. On the GPU a piece is 128
+elements; here the pieces are set small so the loop runs many times.
 """
 import numpy as np
 import pytest
@@ -11,9 +13,15 @@ import triton
 import triton.language as tl
 
 import nbx
-from nbx.kernels import fast32, flat, launch, math as m
+from nbx.kernels import flat, iterate, launch
+from nbx.kernels.fast32 import keys
+from nbx.kernels.fastpath import FastPath
+from nbx.kernels.launch import LaunchConfig
+from nbx.ops import OPS
+from nbx.ops import registry as R
 
-UNARY = {"log": m.log, "sin": m.sin, "cos": m.cos, "tan": m.tan, "rsqrt": m.rsqrt, "erf": m.erf}
+UNARY = sorted(name for name, spec in OPS.items() if isinstance(spec.fast32, FastPath) and spec.arity == 1)
+EXACT = LaunchConfig(fast=False)
 
 
 def _hard_input(n, seed=0):
@@ -25,43 +33,43 @@ def _hard_input(n, seed=0):
     return x
 
 
-def _exact(op, x: nbx.Tensor) -> np.ndarray:
-    """The exact body alone over every element (the deferral's reference)."""
-    fast, exact = m.DEFERRED[UNARY[op]][:2]
-    out = nbx.empty(x.shape, dtype="float32")
-    launch.launch(exact, out, [x], [], compute=[nbx.float32], op=op, defer=False)
-    return out.numpy()
+def _run(op, *args, config=launch.DEFAULT, out=None, **params):
+    return R.run(OPS[op], list(args), params, out=out, config=config)
 
 
 def _bits(a):
     return np.ascontiguousarray(a).view(np.uint32)
 
 
-@pytest.fixture(params=[launch.PIECE, 2048], ids=lambda p: f"piece{p}")
-def piece(request, monkeypatch):
-    monkeypatch.setattr(launch, "PIECE", request.param)
+@pytest.fixture(params=[0, 2048], ids=lambda p: f"piece{p or launch.PIECE}")
+def piece(request):
     return request.param
 
 
 @pytest.fixture(params=[True, False], ids=["flat", "tiled"])
-def kernel(request, monkeypatch):
-    """deferred_flat_kernel (contiguous operands) or elementwise_kernel's deferred branch."""
-    monkeypatch.setattr(launch, "FLAT", request.param)
+def kernel(request):
+    """fast_flat_kernel (contiguous operands) or elementwise_kernel's fast branch."""
     return request.param
 
 
 @pytest.fixture(params=[None, True, False], ids=["own-mask", "piece-mask", "no-mask"])
-def mask(request, monkeypatch):
-    """The flat kernel's per-piece mask as each body registered it (erf: on), forced on, or off."""
-    monkeypatch.setattr(launch, "PIECE_MASK", request.param)
+def mask(request):
+    """The flat kernel's per-piece mask as each fast path sets it (erf: on), forced on, or off."""
     return request.param
 
 
-@pytest.mark.parametrize("op", sorted(UNARY))
-def test_deferred_equals_the_exact_body(op, piece, kernel, mask):
+@pytest.mark.parametrize("op", UNARY)
+def test_fast_path_equals_the_exact_body(op, piece, kernel, mask):
     # with pieces of 2048 a tile of the interpreter's 65536 elements has 32: the mask's sign bit too
     x = nbx.from_numpy(_hard_input(70000))
-    np.testing.assert_array_equal(_bits(getattr(nbx, op)(x).numpy()), _bits(_exact(op, x)))
+    config = LaunchConfig(piece=piece, flat=kernel, piece_mask=mask)
+    np.testing.assert_array_equal(_bits(_run(op, x, config=config).numpy()), _bits(_run(op, x, config=EXACT).numpy()))
+
+
+def test_the_public_function_runs_the_fast_path():
+    assert all(OPS[op].fast32 is not None for op in UNARY)
+    x = nbx.from_numpy(_hard_input(5000))
+    np.testing.assert_array_equal(_bits(nbx.sin(x).numpy()), _bits(_run("sin", x).numpy()))
 
 
 @triton.jit
@@ -87,103 +95,102 @@ def test_piece_mask_marks_the_pieces_that_hold_a_hard_key(hard_at, want):
 
 
 @pytest.mark.parametrize("op", ["sin", "log"])
-def test_deferred_on_a_strided_2d_view(op, piece):
+def test_fast_path_on_a_strided_2d_view(op, piece):
     # a transposed view: 2-D tiles, so a piece spans the tile's rows
     base = _hard_input(300 * 257, seed=1).reshape(300, 257)
     x = nbx.from_numpy(base).transpose(0, 1)
-    got = getattr(nbx, op)(x).numpy()
-    want = _exact(op, nbx.from_numpy(np.ascontiguousarray(base.T)))
+    got = _run(op, x, config=LaunchConfig(piece=piece)).numpy()
+    want = _run(op, nbx.from_numpy(np.ascontiguousarray(base.T)), config=EXACT).numpy()
     np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
 @pytest.mark.parametrize("op", ["sin", "tan"])
-def test_deferred_with_out_aliasing_the_input(op, piece, kernel):
+def test_fast_path_with_out_aliasing_the_input(op, piece, kernel):
     # the fallback reloads its inputs: nothing of a flagged tile may be stored before it
     host = _hard_input(20000, seed=2)
-    want = _exact(op, nbx.from_numpy(host))
+    want = _run(op, nbx.from_numpy(host), config=EXACT).numpy()
     x = nbx.from_numpy(host)
-    r = getattr(nbx, op)(x, out=x)
+    r = _run(op, x, out=x, config=LaunchConfig(piece=piece, flat=kernel))
     assert r is x
     np.testing.assert_array_equal(_bits(x.numpy()), _bits(want))
 
 
-@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
-def test_deferred_integral_division(mode, piece, kernel):
+@pytest.mark.parametrize("op, params", [("floor_divide", {}), ("div", {"rounding_mode": "trunc"}),
+                                        ("div", {"rounding_mode": "floor"})])
+def test_fast_integral_division(op, params, piece, kernel):
     rng = np.random.default_rng(4)
     a = (rng.standard_normal(30000) * 1e3).astype(np.float32)
     b = rng.standard_normal(30000).astype(np.float32)
     b[::997] = 0.0                                          # outside the fast range: flagged tiles
     a[5::1511] = 3.0e38
     A, B = nbx.from_numpy(a), nbx.from_numpy(b)
-    if mode is None:
-        got = nbx.floor_divide(A, B).numpy()
-        mode = "floor"
-    else:
-        got = nbx.div(A, B, rounding_mode=mode).numpy()
-    from nbx.ops import arithmetic
-    exact = arithmetic._float_floor_divide if mode == "floor" else arithmetic._float_div_trunc
-    assert m.DEFERRED[exact][1] is exact
-    out = nbx.empty(a.shape, dtype="float32")
-    launch.launch(exact, out, [A, B], [], compute=[nbx.float32, nbx.float32], op="floor_divide", defer=False)
-    np.testing.assert_array_equal(_bits(got), _bits(out.numpy()))
+    got = _run(op, A, B, config=LaunchConfig(piece=piece, flat=kernel), **params).numpy()
+    np.testing.assert_array_equal(_bits(got), _bits(_run(op, A, B, config=EXACT, **params).numpy()))
 
 
 @pytest.mark.parametrize("mode", ["trunc", "floor"])
-def test_deferred_division_by_a_scalar(mode, kernel):
+def test_fast_division_by_a_scalar(mode, kernel):
     # a Python scalar operand is a broadcast element (stride 0), which the flat kernel takes
     rng = np.random.default_rng(6)
     a = (rng.standard_normal(30000) * 1e6).astype(np.float32)
     a[::1301] = np.inf                                      # flagged tiles
     A = nbx.from_numpy(a)
-    got = nbx.div(A, 0.1, rounding_mode=mode).numpy()
-    from nbx.ops import arithmetic
-    exact = arithmetic._float_floor_divide if mode == "floor" else arithmetic._float_div_trunc
-    out = nbx.empty(a.shape, dtype="float32")
+    got = _run("div", A, 0.1, rounding_mode=mode, config=LaunchConfig(flat=kernel)).numpy()
     B = nbx.from_numpy(np.full(a.shape, 0.1, dtype=np.float32))
-    launch.launch(exact, out, [A, B], [], compute=[nbx.float32, nbx.float32], op="div", defer=False)
-    np.testing.assert_array_equal(_bits(got), _bits(out.numpy()))
+    np.testing.assert_array_equal(_bits(got), _bits(_run("div", A, B, rounding_mode=mode, config=EXACT).numpy()))
 
 
-def test_which_deferred_launches_are_flat():
-    from nbx.kernels import iterate
+def test_which_fast_launches_are_flat():
     x = nbx.from_numpy(_hard_input(4096).reshape(64, 64))
-    flat = lambda out, ins, params=(), fault=None: launch._flat(iterate.plan(out, ins, op="t"), list(params), fault)
-    assert flat(nbx.empty((64, 64), dtype="float32"), [x])
-    assert flat(nbx.empty((64, 64), dtype="float32"), [x, nbx.from_numpy(np.float32(2.0).reshape(()))])
-    assert not flat(nbx.empty((64, 64), dtype="float32"), [x.transpose(0, 1)])
-    assert not flat(nbx.empty((32, 64), dtype="float32"), [x[::2]])
-    assert not flat(nbx.empty((64, 64), dtype="float32"), [x], params=[x])
+    flat_ = lambda out, ins, params=(), fault=None: launch._flat(iterate.plan(out, ins, op="t"), list(params), fault)
+    assert flat_(nbx.empty((64, 64), dtype="float32"), [x])
+    assert flat_(nbx.empty((64, 64), dtype="float32"), [x, nbx.from_numpy(np.float32(2.0).reshape(()))])
+    assert not flat_(nbx.empty((64, 64), dtype="float32"), [x.transpose(0, 1)])
+    assert not flat_(nbx.empty((32, 64), dtype="float32"), [x[::2]])
+    assert not flat_(nbx.empty((64, 64), dtype="float32"), [x], params=[x])
 
 
 def test_pieces_cover_the_tile():
-    for block_r, block_c in [(1, 1024), (32, 32), (4, 256), (1, 65536), (256, 4)]:
-        piece_c, n = launch._pieces(block_r, block_c)
-        assert piece_c * n == block_c and block_c % piece_c == 0
-        assert block_r * piece_c <= max(launch.PIECE, block_r)
+    for piece in (0, 32, 2048):
+        for block_r, block_c in [(1, 1024), (32, 32), (4, 256), (1, 65536), (256, 4)]:
+            piece_c, n = launch._pieces(block_r, block_c, piece)
+            assert piece_c * n == block_c and block_c % piece_c == 0
+            assert block_r * piece_c <= max(piece or launch.PIECE, block_r)
 
 
-def test_only_float32_launches_defer():
-    assert launch._deferred(m.sin, [nbx.float32]) == m.DEFERRED[m.sin]
-    assert m.DEFERRED[m.sin][1] is m.sin                    # the exact path is the body itself
-    assert launch._deferred(m.sin, [nbx.float64]) is None
-    assert launch._deferred(m.exp, [nbx.float32]) is None
+def test_only_float32_computations_take_the_fast_path():
+    spec = OPS["sin"]
+    f32, f64, f16 = (nbx.empty(4, dtype=d) for d in ("float32", "float64", "float16"))
+    assert spec.select_fast32({}, spec.typing([f32], {})) is spec.fast32
+    assert spec.select_fast32({}, spec.typing([f16], {})) is spec.fast32     # 16-bit floats compute in float32
+    assert spec.select_fast32({}, spec.typing([f64], {})) is None
+    assert OPS["exp"].select_fast32({}, OPS["exp"].typing([f32], {})) is None
+    i32 = nbx.empty(4, dtype="int32")
+    fd = OPS["floor_divide"]
+    assert fd.select_fast32({}, fd.typing([i32, i32], {})) is None           # integer division is exact already
+
+
+def test_a_fast_path_with_scalar_parameters_is_refused():
+    with pytest.raises(ValueError, match="fast path takes no scalar parameters"):
+        R.register(R.OpSpec("fast_with_alpha", 1, "F", (nbx.float32,), OPS["exp"].body,
+                            params=(R.Param("alpha", 1),), fast32=OPS["sin"].fast32))
 
 
 @pytest.mark.parametrize("op", ["sin", "rsqrt"])
-def test_many_small_pieces(op, monkeypatch):
+def test_many_small_pieces(op):
     # 2000 elements: one tile of 2048 columns in 64 pieces of 32, the last one partly masked
-    monkeypatch.setattr(launch, "PIECE", 32)
     x = nbx.from_numpy(_hard_input(2000, seed=5))
-    np.testing.assert_array_equal(_bits(getattr(nbx, op)(x).numpy()), _bits(_exact(op, x)))
+    got = _run(op, x, config=LaunchConfig(piece=32)).numpy()
+    np.testing.assert_array_equal(_bits(got), _bits(_run(op, x, config=EXACT).numpy()))
 
 
-# The launcher's threshold is the body's own window (math.defer k=, fast32.key_hard): a fast body
-# whose values lie 300 float64 ulps from a float32 midpoint, keyed with K = 512, falls back where
-# its registration says k=512 and keeps its (here deliberately wrong) fast values under k=256.
+# The launcher's threshold is the fast path's own window (FastPath.k): an evaluation whose values lie
+# 300 float64 ulps from a float32 midpoint falls back under k=512 and keeps its (here deliberately
+# wrong) fast values under k=256.
 @triton.jit
-def _window_fast(x):
+def _window_eval(x):
     y = (x * 0.0).to(tl.float64) + (1.0 + 2.0 ** -24 + 300 * 2.0 ** -52)
-    return x * 0.0 + 2.0, fast32.hard_key(y, x != x, 512)
+    return y, x != x
 
 
 @triton.jit
@@ -191,23 +198,10 @@ def _window_exact(x):
     return x * 0.0 + 1.0
 
 
-@triton.jit
-def _window_512(x):
-    return _window_exact(x)
-
-
-@triton.jit
-def _window_256(x):
-    return _window_exact(x)
-
-
-m.defer(_window_512, _window_fast, _window_exact, True, k=512)
-m.defer(_window_256, _window_fast, _window_exact, True, k=256)
-
-
-@pytest.mark.parametrize("body, want", [(_window_512, 1.0), (_window_256, 2.0)], ids=["k512", "k256"])
-def test_the_threshold_is_the_bodys_own_window(body, want, kernel):
+@pytest.mark.parametrize("k, want", [(512, 1.0), (256, 1.0 + 2.0 ** -23)], ids=["k512", "k256"])
+def test_the_threshold_is_the_fast_paths_own_window(k, want, kernel):
     x = nbx.from_numpy(np.ones(3000, np.float32))
     out = nbx.empty(3000, dtype="float32")
-    launch.launch(body, out, [x], [], compute=[nbx.float32], op="window")
-    assert set(out.numpy().tolist()) == {want}
+    launch.launch(_window_exact, out, [x], [], compute=[nbx.float32], op="window",
+                  fast=FastPath(_window_eval, k=k), config=LaunchConfig(flat=kernel))
+    assert set(out.numpy().tolist()) == {np.float32(want)}

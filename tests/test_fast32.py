@@ -1,9 +1,9 @@
-"""The float32 fast paths (nbx/kernels/fast32.py): the rounding test, the fallback, and their claim.
+"""The float32 fast paths (OpSpec.fast32, nbx/kernels/fast32/): the rounding test, the fallback, their claim.
 
-The claim: wherever the rounding test passes, the fast value rounds to the same float32 as the
-libdevice float64 path; elsewhere the tile falls back to that path. On the CPU the interpreter runs
-the same kernels over numpy (a strided sample of all float32 inputs); bench/fast32_exhaustive.py runs
-all 2^32 on the GPU.
+The claim: wherever the rounding test passes, the fast value rounds to the same float32 as the op's
+exact body (libdevice's float64 path); elsewhere the tile falls back to that body. On the CPU the
+interpreter runs the same kernels over numpy (a strided sample of all float32 inputs);
+bench/fast32_exhaustive.py runs all 2^32 on the GPU.
 """
 import math
 
@@ -14,40 +14,47 @@ import triton.language as tl
 
 import nbx
 from nbx.harness import fastpath
-from nbx.kernels import fast32
+from nbx.kernels.fast32 import erf, keys
 
-UNARY = sorted(fastpath.FNS)
-ROOM = {"erf": 1.8}
+UNARY = fastpath.fast_paths(arity=1)
+BINARY = fastpath.fast_paths(arity=2)
+_ids = lambda p: p.label
 
 
-@pytest.mark.parametrize("name", UNARY)
-def test_fast_value_within_the_bound_and_never_wrong(name):
+def test_the_fast_paths_are_found_from_the_specs():
+    assert {p.label for p in UNARY} == {"log", "sin", "cos", "tan", "rsqrt", "erf"}
+    assert {p.label for p in BINARY} == {"floor_divide", "div:rounding_mode=trunc", "div:rounding_mode=floor"}
+    assert all(p.exact is p.spec.body for p in UNARY)           # the exact path is the op's own body
+
+
+@pytest.mark.parametrize("probe", UNARY, ids=_ids)
+def test_fast_value_within_the_bound_and_never_wrong(probe):
     # 2^16 bit patterns spread over all 2^32 (a stride prime to 2), every sign and exponent
-    row = fastpath.probe_unary(name, 16, start=12345, stride=65537, chunk_log2=16)
+    row = fastpath.probe_unary(probe, 16, start=12345, stride=65537, chunk_log2=16)
     assert row["wrong"] == 0, row
-    # the test's bound E (2^-45; erf 2^-40) must hold with room: the worst measured error is below
-    # E / ROOM. erf's 7/8 rational has its own window, at 2.0x its fit error (2^-41.01, equioscillating
-    # over the whole range, so 2^16 samples come within a few percent of it; float64 evaluation adds
-    # < 2^-48.7; every float32 input on the H200: 2^-41.01)
-    assert row["max_rel_err"] < fastpath.bound(name) / ROOM.get(name, 8), row
+    # the window E must hold with room: the worst measured error is below E / 8, or for a window
+    # set at 2x a fit error that equioscillates over the whole range (erf: 2^-41.01 against
+    # E = 2^-40; 2^16 samples come within a few percent of it), below E / 1.8
+    room = 1.8 if probe.fast.k == erf.ERF_K else 8
+    assert row["max_rel_err"] < probe.fast.bound / room, row
 
 
-@pytest.mark.parametrize("name", UNARY)
-def test_ordinary_inputs_take_the_fast_path(name):
+@pytest.mark.parametrize("probe", UNARY, ids=_ids)
+def test_ordinary_inputs_take_the_fast_path(probe):
     # 2^16 consecutive float32 from 1.0 up (one binade slice): almost no tile may fall back, or the
     # fast path would be dead code behind a rounding test that always fails
     one = int(np.float32(1.0).view(np.uint32))
-    row = fastpath.probe_unary(name, 16, start=one, stride=1, chunk_log2=16)
+    row = fastpath.probe_unary(probe, 16, start=one, stride=1, chunk_log2=16)
     assert row["wrong"] == 0, row
     assert row["tiles_hard"] <= 2, row
 
 
-@pytest.mark.parametrize("trunc", [False, True])
-def test_integral_quotient_matches_the_fmod_path(trunc):
+@pytest.mark.parametrize("probe", BINARY, ids=_ids)
+def test_binary_fast_path_matches_the_exact_body(probe):
     a, b = fastpath.random_pairs(1 << 16, seed=7)
-    row = fastpath.probe_divide(a, b, trunc)
+    row = fastpath.probe_binary(probe, a, b)
     assert row["wrong"] == 0, row
-    assert row["outside"] < row["inputs"] // 2, row        # the fast range is exercised
+    assert row["hard"] < row["inputs"] // 2, row        # the fast range is exercised
 
 
 @pytest.mark.parametrize("op", ["log", "sin", "cos", "tan", "rsqrt", "erf"])
@@ -85,15 +92,25 @@ def test_integral_quotient_ops_keep_signed_zeros_and_exact_integers(op):
 
 
 @triton.jit
-def _hard_kernel(y_ptr, out_ptr, N: tl.constexpr, K: tl.constexpr, KEY_HARD: tl.constexpr):
+def _hard_kernel(y_ptr, outside_ptr, out_ptr, N: tl.constexpr, K: tl.constexpr):
     i = tl.arange(0, N)
     y = tl.load(y_ptr + i)
-    hard = fast32.hard_to_round(y, K)
-    by_key = fast32.hard_key(y, hard & ~hard, K) <= KEY_HARD          # the launcher's test of the key
+    outside = tl.load(outside_ptr + i) != 0
+    hard = keys.hard_to_round(y, K)
+    by_key = keys.hard_key(y, outside, K) <= 16 * K - 2 ** 31          # the launcher's test of the key
     tl.store(out_ptr + i, hard.to(tl.int8) + 2 * by_key.to(tl.int8))
 
 
-@pytest.mark.parametrize("k", [int(fast32.HARD_K), int(fast32.ERF_K)])
+def _run_hard_kernel(y, outside, k):
+    n = triton.next_power_of_2(len(y))
+    buf, out_mask = np.zeros(n, np.float64), np.zeros(n, np.int8)
+    buf[:len(y)], out_mask[:len(y)] = y, outside
+    out = nbx.empty(n, dtype="int8")
+    _hard_kernel[(1,)](nbx.from_numpy(buf), nbx.from_numpy(out_mask), out, N=n, K=k)
+    return out.numpy()[:len(y)].tolist()
+
+
+@pytest.mark.parametrize("k", sorted({p.fast.k for p in UNARY}))
 def test_hard_to_round_marks_the_window_around_each_float32_midpoint(k):
     one = np.float64(1.0).view(np.int64)
     mid = one + (1 << 28)                                  # 1 + 2^-24: halfway between 1 and its successor
@@ -103,38 +120,13 @@ def test_hard_to_round_marks_the_window_around_each_float32_midpoint(k):
              np.float64(2.0 ** -126).view(np.int64): 0}
     y = np.array(list(cases), np.int64).view(np.float64)
     y = np.concatenate([y, -y])
-    n = triton.next_power_of_2(len(y))
-    buf = np.zeros(n, np.float64)
-    buf[:len(y)] = y
-    out = nbx.empty(n, dtype="int8")
-    _hard_kernel[(1,)](nbx.from_numpy(buf), out, N=n, K=k, KEY_HARD=fast32.key_hard(k))
     want = [3 * h for h in cases.values()] * 2             # hard_to_round and the key agree
-    assert out.numpy()[:len(y)].tolist() == want
+    assert _run_hard_kernel(y, np.zeros(len(y), np.int8), k) == want
+    assert keys.key_hard(k) == 16 * k - 2 ** 31
 
 
-@triton.jit
-def _any_hard_kernel(y_ptr, outside_ptr, out_ptr, N: tl.constexpr):
-    i = tl.arange(0, N)
-    hard = fast32.any_hard(tl.load(y_ptr + i), tl.load(outside_ptr + i) != 0, fast32.HARD_K)
-    tl.store(out_ptr + i, tl.full([N], 0, tl.int8) + hard.to(tl.int8))
-
-
-@pytest.mark.parametrize("where, outside, want", [
-    (None, None, 0),            # every element easy: the tile keeps the fast values
-    (17, None, 1),              # one element at a rounding midpoint
-    (None, 300, 1),             # one element outside the domain
-    (1023, 1023, 1),            # both on the last lane
-])
-def test_any_hard_is_one_flag_for_the_tile(where, outside, want):
-    rng = np.random.default_rng(11)
-    y = rng.uniform(1.0, 2.0, 1024)
-    bits = y.view(np.int64)
-    bits[:] = (bits & ~np.int64(0x1FFFFFFF)) | np.int64(0x08000000)   # a quarter ulp: easy everywhere
-    if where is not None:
-        bits[where] = (bits[where] & ~np.int64(0x1FFFFFFF)) | np.int64(0x10000000 + 3)
-    out_mask = np.zeros(1024, np.int8)
-    if outside is not None:
-        out_mask[outside] = 1
-    out = nbx.empty(1024, dtype="int8")
-    _any_hard_kernel[(1,)](nbx.from_numpy(bits.view(np.float64)), nbx.from_numpy(out_mask), out, N=1024)
-    assert set(out.numpy().tolist()) == {want}
+def test_outside_is_hard_and_a_zero_window_flags_only_outside():
+    y = np.array([1.0, 1.0 + 2.0 ** -24, 2.5, 7.0])        # 1 + 2^-24 is a float32 midpoint
+    outside = np.array([0, 0, 1, 0], np.int8)
+    assert [v >> 1 for v in _run_hard_kernel(y, outside, 256)] == [0, 1, 1, 0]
+    assert [v >> 1 for v in _run_hard_kernel(y, outside, 0)] == [0, 0, 1, 0]

@@ -42,10 +42,7 @@ TOP = "nbx"
 CLI = "cli"
 
 # (importer, imported) -> why it is allowed for now. Remove an entry when its import is fixed.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("nbx.harness.fastpath", "nbx"):
-        "`from .. import empty, from_numpy`: the factories live in nbx.tensor",
-}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 # Strongly connected components of the harness-internal import graph -> why allowed for now.
 KNOWN_HARNESS_CYCLES: dict[frozenset[str], str] = {

@@ -1,13 +1,14 @@
-"""The flat kernel of the deferred float32 bodies (math.defer), and the body call both kernels share.
+"""The flat kernel of the float32 fast paths (FastPath), and the body calls both kernels share.
 
-launch.py takes deferred_flat_kernel for a deferred launch over one flat dim; everything else runs
-elementwise_kernel there. This module imports nothing of nbx but kernels/math.py and fast32.py, so
-bench/sass_mix.py compiles the very kernel the launcher runs for sm_90 on a machine without a GPU
-(its registers there matched the H200's in every case compared, 2026-12-03).
+launch.py takes fast_flat_kernel for a fast-path launch over one flat dim; everything else runs
+elementwise_kernel there. This module imports nothing of nbx but kernels/math.py and fast32/keys.py,
+so bench/sass_mix.py compiles the very kernel the launcher runs for sm_90 on a machine without a GPU
+(its register counts match the H200's compiled kernels).
 """
 import triton
 import triton.language as tl
 
+from .fast32.keys import hard_key
 from .math import cast, load_as
 
 
@@ -44,12 +45,14 @@ def apply_body(BODY: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c
 
 
 @triton.jit
-def apply_fast(BODY: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0, q1, q2, tab):
-    """A deferred fast body: with a table (TAB, unary bodies), BODY(a, tab)."""
+def apply_fast(FAST: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.constexpr, a, b, c, tab):
+    """A fast path's evaluation (FastPath.evaluate; with a table, FAST(a, tab)) -> (the float32
+    values, the int32 keys: <= keys.key_hard(K) where the exact body is needed)."""
     if TAB:
-        return BODY(a, tab)
+        y, outside = FAST(a, tab)
     else:
-        return apply_body(BODY, N_IN, NP, a, b, c, q0, q1, q2)
+        y, outside = apply_body(FAST, N_IN, 0, a, b, c, 0, 0, 0)
+    return y.to(tl.float32), hard_key(y, outside, K)
 
 
 @triton.jit
@@ -70,7 +73,7 @@ def piece_mask(key, HARD_KEY: tl.constexpr, NP: tl.constexpr, PIECE_C: tl.conste
     """Bit j set where piece j (elements j PIECE_C .. (j + 1) PIECE_C - 1 of the tile) holds a key
     <= HARD_KEY: the pieces of a flagged tile that need the exact path. NP <= 32 (bit 31 is the
     sign; the bits are distinct, so their sum is their union). In erf's kernel for sm_90 it costs
-    2 instructions per element before the first barrier (40.9 against 38.9, bench/sass_mix.py)."""
+    2 instructions per element before the first barrier (bench/sass_mix.py)."""
     least = tl.min(tl.reshape(key, (NP, PIECE_C)), axis=1)
     return tl.sum(tl.where(least <= HARD_KEY, 1 << tl.arange(0, NP), 0))
 
@@ -92,16 +95,17 @@ def _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT:
 
 
 @triton.jit
-def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
-                         BODY: tl.constexpr, EXACT: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr,
-                         CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
-                         BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
-                         STORE_FIRST: tl.constexpr, HARD_KEY: tl.constexpr, PIECE_MASK: tl.constexpr = False):
-    """A deferred body (math.defer) over one flat dim: out contiguous, each input contiguous (stride
-    1) or one broadcast element (stride 0). The same steps as elementwise_kernel's deferred branch
-    without the 2-D tile's row and column index arithmetic: in one H200 run (2026-12-03) log and sin
-    ran at 0.86 of copy through elementwise_kernel (bench/elementwise.py) and at 0.91 and 0.93 in
-    this form (bench/fast32_structure.py, flat first); through it, the next run measured 0.93, 0.94."""
+def fast_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
+                     FAST: tl.constexpr, EXACT: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.constexpr,
+                     CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
+                     BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
+                     STORE_FIRST: tl.constexpr, PIECE_MASK: tl.constexpr):
+    """A fast path over one flat dim: out contiguous, each input contiguous (stride 1) or one
+    broadcast element (stride 0). The same steps as elementwise_kernel's fast branch without the 2-D
+    tile's row and column index arithmetic, which costs log and sin 5-7% of copy bandwidth on the
+    H200. STORE_FIRST: the fast values are stored before the keys' reduction; a flagged tile's
+    pieces overwrite them after a barrier. Otherwise a flagged tile stores only its pieces (out=
+    aliasing an input: the pieces must reload the inputs unchanged)."""
     pid = tl.program_id(0)
     if INDEX64:
         pid = pid.to(tl.int64)
@@ -109,13 +113,13 @@ def deferred_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
     offs = base + tl.arange(0, BLOCK)
     mask = offs < n
     a, b, c = _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN, CT0, CT1, CT2)
-    res, key = apply_fast(BODY, TAB, N_IN, 0, a, b, c, 0, 0, 0, tab)
+    res, key = apply_fast(FAST, TAB, K, N_IN, a, b, c, tab)
     if STORE_FIRST:
         tl.store(out + offs, cast(res, OUT_T), mask=mask)
     if PIECE_MASK:
-        pieces = piece_mask(tl.where(mask, key, 0), HARD_KEY, BLOCK // PIECE_C, PIECE_C)
+        pieces = piece_mask(tl.where(mask, key, 0), 16 * K - 2 ** 31, BLOCK // PIECE_C, PIECE_C)
     else:
-        pieces = (tl.min(tl.where(mask, key, 0)) <= HARD_KEY).to(tl.int32) * -1
+        pieces = (tl.min(tl.where(mask, key, 0)) <= 16 * K - 2 ** 31).to(tl.int32) * -1
     hard = pieces != 0
     if not STORE_FIRST:
         if not hard:

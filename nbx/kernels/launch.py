@@ -9,6 +9,8 @@ element count or any operand's span exceeds 2^31.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as _np
 import triton
 import triton.language as tl
@@ -16,10 +18,10 @@ import triton.language as tl
 from .. import backend
 from ..tensor import Tensor, empty, from_numpy
 from . import iterate
-from .flat import apply_body as _apply, apply_fast, deferred_flat_kernel
-from . import fast32
-from .fast32 import KEY_HARD, key_hard
-from .math import DEFERRED, cast, load_as
+from .fast32.poly import param_bits
+from .fastpath import FastPath
+from .flat import apply_body as _apply, apply_fast, fast_flat_kernel
+from .math import cast, load_as
 
 MAX_OPERANDS = 3
 MAX_PARAMS = 3
@@ -40,11 +42,11 @@ def _load_operands(x0, x1, x2, r0, r1, r2, cols, s0, s1, s2, mask, N_IN: tl.cons
 
 @triton.jit
 def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, s1, s2, n_pieces, tab,
-                       BODY: tl.constexpr, TAB: tl.constexpr, FAULT: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr,
+                       BODY: tl.constexpr, FAST: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr,
+                       FAULT: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr,
                        CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                        NDIM: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
-                       INDEX64: tl.constexpr, EXACT: tl.constexpr, PIECE_C: tl.constexpr,
-                       STORE_FIRST: tl.constexpr, HARD_KEY: tl.constexpr):
+                       INDEX64: tl.constexpr, PIECE_C: tl.constexpr, STORE_FIRST: tl.constexpr):
     pid = tl.program_id(0)
     if INDEX64:
         pid = pid.to(tl.int64)
@@ -80,20 +82,17 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
         q1 = tl.load(p1)
     if NP > 2:
         q2 = tl.load(p2)
-    if EXACT is None:
+    if FAST is None:
         res = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
         tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
     else:
-        # a deferred body (math.defer): the fast values and int32 keys, <= HARD_KEY (fast32.key_hard
-        # of the body's window) where the exact path is needed. STORE_FIRST: the values are stored before the keys' reduction over the tile, so no
-        # register holds them across it (tan_test 40 registers against tan_nofb's 32 with the
-        # reduction first: 0.79 against 0.88 of copy, H200 2026-12-03); the pieces overwrite a
-        # flagged tile after a barrier. Where out= shares storage with an input the pieces must
-        # reload the inputs unchanged, so a flagged tile stores only the pieces.
-        res, key = apply_fast(BODY, TAB, N_IN, NP, a, b, c, q0, q1, q2, tab)
+        # a fast path (FastPath; no scalar parameters): the fast values and int32 keys, <= the
+        # window's threshold where BODY, the exact path, is needed (flat.fast_flat_kernel says why
+        # the two store orders)
+        res, key = apply_fast(FAST, TAB, K, N_IN, a, b, c, tab)
         if STORE_FIRST:
             tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
-        hard = tl.min(tl.where(mask, key, 0)) <= HARD_KEY
+        hard = tl.min(tl.where(mask, key, 0)) <= 16 * K - 2 ** 31
         if not STORE_FIRST:
             if not hard:
                 tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
@@ -109,7 +108,7 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
                 pc = col0 + j * PIECE_C + tl.arange(0, PIECE_C)
                 pm = row_mask[:, None] & (pc < C)[None, :]
                 pa, pb, pcc = _load_operands(x0, x1, x2, r0, r1, r2, pc, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
-                pres = _apply(EXACT, N_IN, NP, pa, pb, pcc, q0, q1, q2)
+                pres = _apply(BODY, N_IN, NP, pa, pb, pcc, q0, q1, q2)
                 tl.store(out + (ro[:, None] + pc[None, :] * so[0]), cast(pres, OUT_T), mask=pm)
                 j += 1
     if FAULT is not None:
@@ -121,8 +120,8 @@ def _next_pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
 
 
-# Tile sizes. GPU: 1024 columns for flat access, where BLOCK 1024 ran at copy speed on the H200 and
-# 4096 was 3-5% slower (PRECISION.md). Interpreter: each program is a numpy call over the whole
+# Tile sizes. GPU: 1024 columns for flat access, which runs at copy speed on the H200 where 4096
+# runs 3-5% slower (docs/DECISIONS.md). Interpreter: each program is a numpy call over the whole
 # tile, so a tile of 2^16 elements makes 1M elements take 0.05 s instead of 0.7 s at 1024.
 if backend.IS_CUDA:
     _TILE, _MAX_C = 1024, 1024
@@ -135,10 +134,9 @@ def _tile_shape(plan: iterate.Plan) -> tuple[int, int]:
         if not plan.outer:
             return 1, _MAX_C
         # Six tile shapes of 1024 elements, whatever the sizes: every shape is one more compilation
-        # per op and dtype. Replayed against Triton's specialization function, add+exp's layout
-        # suite needed 528 kernels with tiles sized to the rows too, 388 with these (and NDIM
-        # classes); the whole layout suite then ran in 145 s + 168 s on the H200. A transposed operand (some column stride other than 0/1) gets
-        # square tiles, so every 32-byte sector a tile touches is used by the same program.
+        # per op and dtype (add and exp's layout suite compiles 388 kernels with these, 528 with
+        # tiles sized to the rows too). A transposed operand (some column stride other than 0/1)
+        # gets square tiles, so every 32-byte sector a tile touches is used by the same program.
         if not all(st[0] in (0, 1) for st in plan.strides):
             return 32, 32
         block_c = min(_MAX_C, max(32, _next_pow2(plan.C)))
@@ -157,59 +155,56 @@ def _ndim_class(plan: iterate.Plan) -> int:
     return nd if nd <= 2 else iterate.MAX_RANK
 
 
-# ---------------------------------------------------------------- deferred exact paths
-# A float32 body with a fast path (kernels/fast32.py) runs as the pair math.defer registered: FAST
-# returns (values, int32 keys, <= fast32.KEY_HARD where needed), EXACT is the correctly rounded path (the body
-# itself). The kernel runs EXACT only over a flagged tile, in pieces of PIECE elements reloaded from
-# memory, one loop iteration at a time. Inline (the exact path on the whole tile under the same
-# branch, as before 2026-12-03) the exact code set the kernel's register count for every tile: sin
-# 47 -> 72 registers, and 0.87 -> 0.82 of copy on the H200 (bench/fast32_variants.py).
+# ---------------------------------------------------------------- fast paths
+# A float32 launch of an op with a fast path (OpSpec.fast32, a FastPath) runs its evaluation over
+# every tile and the op's body, the exact path, only over tiles with a hard key, in pieces of PIECE
+# elements reloaded from memory one loop iteration at a time: inline, the exact code would set the
+# kernel's register count for every tile (sin: 47 -> 72 registers).
 PIECE = 128 if backend.IS_CUDA else _TILE      # one element per thread of 4 warps; the interpreter: whole tiles
 
 
-def _deferred(body, compute):
-    if all(d.name == "float32" for d in compute):
-        return DEFERRED.get(body)   # math.defer
-    return None
+@dataclass(frozen=True)
+class LaunchConfig:
+    """How the launcher runs fast paths; DEFAULT in use, variants for tests and benchmarks.
+    fast: run an op's fast path where it has one (False: the exact body alone).
+    flat: fast paths over one flat dim take fast_flat_kernel (False: elementwise_kernel).
+    store_first: honour FastPath.store_first (False: every fast path stores after its reduction).
+    piece: elements per piece of the exact path (0: PIECE).
+    piece_mask: force the flat kernel's piece mask on (True) or off (False); None: the fast path's.
+    block: the flat kernel's tile on CUDA for every fast path (0: each one's own).
+    options: Triton launch options on CUDA, over the fast path's own."""
+    fast: bool = True
+    flat: bool = True
+    store_first: bool = True
+    piece: int = 0
+    piece_mask: bool | None = None
+    block: int = 0
+    options: tuple = ()
+
+
+DEFAULT = LaunchConfig()
 
 
 def _flat(plan: iterate.Plan, params, fault) -> bool:
-    """A deferred launch takes deferred_flat_kernel: one flat dim, out contiguous, every input
-    contiguous or a broadcast element, no scalar parameters or fault flag (FLAT off: never)."""
-    return (FLAT and not plan.outer and fault is None and not params and plan.strides[0][0] == 1
+    """A fast-path launch takes fast_flat_kernel: one flat dim, out contiguous, every input
+    contiguous or a broadcast element, no scalar parameters or fault flag."""
+    return (not plan.outer and fault is None and not params and plan.strides[0][0] == 1
             and all(st[0] in (0, 1) for st in plan.strides[1:]))
 
 
-def _piece_mask(pair, n_pieces: int) -> bool:
-    """Whether the flat kernel keeps a per-piece mask: the body asks (math.defer pieces=), or the
-    benchmarks' PIECE_MASK, and the mask's bits fit an int32."""
-    return bool(pair.pieces if PIECE_MASK is None else PIECE_MASK) and n_pieces <= 32
-
-
-def _pieces(block_r: int, block_c: int) -> tuple[int, int]:
+def _pieces(block_r: int, block_c: int, piece: int = 0) -> tuple[int, int]:
     """(piece columns, pieces per tile): pieces span the tile's rows and split its columns."""
-    piece_c = min(block_c, max(1, PIECE // block_r))
+    piece_c = min(block_c, max(1, (piece or PIECE) // block_r))
     return piece_c, block_c // piece_c
 
 
-# deferred bodies registered with store_first store their fast values before the tile's reduction
-# where out= aliases no input; False here turns that off for all (the benchmarks compare both orders)
-STORE_FIRST = True
-
-# deferred bodies over one flat dim (contiguous out, inputs contiguous or broadcast scalars) take
-# deferred_flat_kernel; False sends them through elementwise_kernel too (tests and benchmarks)
-FLAT = True
-
-# extra Triton launch options (num_warps, ...) for the benchmarks' sweeps; empty in use
-LAUNCH_OPTIONS: dict = {}
-# the flat deferred kernel's tile for every body, over their own (math.defer block=); benchmarks only
-FLAT_BLOCK = 0
-# the flat kernel's per-piece mask (math.defer pieces=) forced on (True) or off (False) for every
-# deferred body; None: each body's own. Benchmarks and tests only
-PIECE_MASK: bool | None = None
-
 _FAULT_FLAG: Tensor | None = None
 _ZERO = _np.zeros(1, dtype=_np.int32)
+
+
+def kernel_options() -> dict:
+    """Launch options every kernel of nbx takes on CUDA (none under the interpreter)."""
+    return {"enable_reflect_ftz": False} if backend.IS_CUDA else {}
 
 
 def fault_flag() -> Tensor:
@@ -223,13 +218,13 @@ _TABLES: dict = {}
 
 
 def device_table(table):
-    """A deferred body's table (math.defer) as its fast body's second argument: an array on the
+    """A fast path's table (FastPath.table) as its evaluation's second argument: an array on the
     device, copied once per process; a tuple of floats as kernel parameters, each a float64's int64
-    bit pattern (Triton passes a Python float as a float32; fast32.param decodes them)."""
+    bit pattern (Triton passes a Python float as a float32; fast32/poly.param decodes them)."""
     key = id(table)
     if key not in _TABLES:
         if isinstance(table, tuple):
-            arg = fast32.param_bits(table)
+            arg = param_bits(table)
         else:
             arg = from_numpy(_np.ascontiguousarray(table))
         _TABLES[key] = (table, arg)
@@ -242,9 +237,10 @@ def _pad(seq, fill=0):
 
 
 def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, compute, op: str,
-           fault=None, defer: bool = True) -> bool:
+           fault=None, fast: FastPath | None = None, config: LaunchConfig = DEFAULT) -> bool:
     """Run `body` over the broadcast of `inputs` into `out`. Returns True when the fault flag was set.
-    defer=False runs a body math.defer paired with its fast path as it is (the exact path alone)."""
+    fast: the op's float32 fast path (the caller passes it for float32 computations only), with
+    `body` its exact path."""
     assert 1 <= len(inputs) <= MAX_OPERANDS and len(params) <= MAX_PARAMS
     if out.numel() == 0:
         return False
@@ -259,42 +255,47 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     cts = [d.tl for d in compute] + [compute[0].tl] * (MAX_OPERANDS - len(compute))
     st = plan.strides + [plan.strides[1]] * (MAX_OPERANDS + 1 - len(plan.strides))
     sizes = _pad([plan.C] + plan.outer, fill=1)
-    extra = dict({"enable_reflect_ftz": False}, **LAUNCH_OPTIONS) if backend.IS_CUDA else {}
-    pair = _deferred(body, compute) if defer else None
-    exact, (piece_c, n_pieces) = None, (1, 1)
+    extra = {**kernel_options(), **dict(config.options)} if backend.IS_CUDA else {}
+    if not config.fast:
+        fast = None
+    assert fast is None or not params, f"{op}: a fast path takes no scalar parameters"
+    piece_c, n_pieces = 1, 1
     store_first = False
     tab = flag
-    hard_key = KEY_HARD
-    if pair is not None:
-        (body, exact, store_first), (piece_c, n_pieces) = pair[:3], _pieces(block_r, block_c)
-        if backend.IS_CUDA:   # the body's own options; the benchmarks' LAUNCH_OPTIONS override them
-            extra = {"enable_reflect_ftz": False, **dict(pair.options), **LAUNCH_OPTIONS}
-        if pair.table is not None:
-            tab = device_table(pair.table)
-        hard_key = key_hard(pair.k)
-        store_first = store_first and STORE_FIRST and not any(t._storage is out._storage for t in inputs)
-        if _flat(plan, params, fault):
-            if backend.IS_CUDA and (FLAT_BLOCK or pair.block):
-                block_c = FLAT_BLOCK or pair.block
+    k = 0
+    if fast is not None:
+        piece_c, n_pieces = _pieces(block_r, block_c, config.piece)
+        if backend.IS_CUDA:
+            extra = {**kernel_options(), **fast.options, **dict(config.options)}
+        if fast.table is not None:
+            tab = device_table(fast.table)
+        k = fast.k
+        store_first = (fast.store_first and config.store_first
+                       and not any(t._storage is out._storage for t in inputs))
+        if config.flat and _flat(plan, params, fault):
+            block = config.block or fast.block
+            if backend.IS_CUDA and block:
+                block_c = block
                 n_tiles = triton.cdiv(plan.C, block_c)
-                piece_c, n_pieces = _pieces(1, block_c)
+                piece_c, n_pieces = _pieces(1, block_c, config.piece)
+            mask = fast.pieces if config.piece_mask is None else config.piece_mask
             with _np.errstate(all="ignore"):
-                deferred_flat_kernel[(n_tiles,)](
+                fast_flat_kernel[(n_tiles,)](
                     out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces, tab,
-                    BODY=body, EXACT=exact, TAB=tab is not flag, N_IN=len(inputs), CT0=cts[0], CT1=cts[1], CT2=cts[2],
-                    OUT_T=out.dtype.tl, BLOCK=block_c, PIECE_C=piece_c, INDEX64=plan.index64,
-                    STORE_FIRST=store_first, HARD_KEY=hard_key, PIECE_MASK=_piece_mask(pair, n_pieces), **extra)
+                    FAST=fast.evaluate, EXACT=body, TAB=fast.table is not None, K=k, N_IN=len(inputs),
+                    CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl, BLOCK=block_c, PIECE_C=piece_c,
+                    INDEX64=plan.index64, STORE_FIRST=store_first, PIECE_MASK=bool(mask) and n_pieces <= 32,
+                    **extra)
             return False
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         elementwise_kernel[(n_tiles,)](
             out, xs[0], xs[1], xs[2], ps[0], ps[1], ps[2], flag, plan.rows, plan.C, sizes,
             _pad(st[0]), _pad(st[1]), _pad(st[2]), _pad(st[3]), n_pieces, tab,
-            BODY=body, TAB=tab is not flag, FAULT=fault, N_IN=len(inputs), NP=len(params),
+            BODY=body, FAST=None if fast is None else fast.evaluate, TAB=fast is not None and fast.table is not None,
+            K=k, FAULT=fault, N_IN=len(inputs), NP=len(params),
             CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
             NDIM=_ndim_class(plan), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
-            EXACT=exact, PIECE_C=piece_c,
-            STORE_FIRST=store_first, HARD_KEY=hard_key,
-            **extra)
+            PIECE_C=piece_c, STORE_FIRST=store_first, **extra)
     if fault is None:
         return False
     return bool(flag._storage.read(0, 4).view("int32")[0])

@@ -1,27 +1,21 @@
-"""Scalar math helpers the op bodies call. Precision decisions live here, with their reasons.
+"""Scalar math helpers the op bodies call: the exact paths. Precision decisions live here, with their reasons.
 
 One source for both backends: calls go to libdevice, which on the GPU is NVIDIA's and under the
 interpreter is numpy's (backend/interpreter_libdevice.py). Launches pass `enable_reflect_ftz=False`:
-Triton links libdevice with flush-to-zero on by default, and on the H200 sin, tanh, erf and sqrt of
-subnormal inputs came back 8.4e6 ulp off (zero) until it was turned off (PRECISION.md).
+Triton links libdevice with flush-to-zero on by default, which returns zero for sin, tanh, erf and
+sqrt of subnormal inputs on the H200.
 
 float32 transcendentals are evaluated in float64 and rounded once. libdevice's float64 functions
 are within ~1 float64 ulp, i.e. 2^-29 float32 ulp, so the float32 result is correctly rounded except
-when the exact value lies within 2^-29 ulp of a rounding boundary. The bandwidth figures in
-PRECISION.md (an element-wise exp at 4.21 TB/s against a 4.23 TB/s copy) say the extra arithmetic
-is hidden behind memory on the H200 for exp; not for log, sin, cos, tan, rsqrt (0.57-0.68 of copy):
-those take fast32.py's short float64 evaluations under a rounding test, with this libdevice path
-for any tile the test cannot vouch for (launch.py's deferred exact paths, `defer` below), so
-results are the same bit for bit.
-tl.exp is `ex2.approx(x*log2e)`: 60 ulp; never used here.
+when the exact value lies within 2^-29 ulp of a rounding boundary. Ops whose float64 evaluation
+costs more than the H200's bandwidth leaves (log, sin, cos, tan, rsqrt, erf, floor and trunc
+division) carry a float32 fast path on their spec (OpSpec.fast32, kernels/fast32/): a short float64
+evaluation under a rounding test, with these bodies for any tile the test cannot vouch for, so
+results are the same bit for bit. tl.exp is `ex2.approx(x*log2e)`, 60 ulp: never used here.
 """
-from typing import NamedTuple
-
 import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
-
-from . import fast32
 
 
 @triton.jit
@@ -57,7 +51,7 @@ def reciprocal(x):
 @triton.jit
 def rsqrt(x):
     # float32: libdevice's float32 rsqrt returns inf on subnormal inputs (H200); 1/sqrt in float64 is
-    # correctly rounded before the final rounding to float32 (float32 launches defer: see below)
+    # correctly rounded before the final rounding to float32
     if x.dtype == tl.float32:
         return (1.0 / libdevice.sqrt(_wide(x))).to(tl.float32)
     else:
@@ -129,9 +123,8 @@ def fma(a, b, c):
     """a * b + c rounded once where it matters. float32: the product of two float32 values is exact
     in float64, so the float64 sum rounds once more before the final rounding to float32 (a finite
     a + 2*b no longer overflows through an infinite 2*b), rounded to odd so the second rounding is
-    not a double rounding (measured before: sub with alpha=3 missed 74 of 4096 float32 cases by a tie).
-    float64: tl.fma (fused on the GPU; the
-    interpreter computes x*y+z unfused)."""
+    not a double rounding (rounded to nearest, ties of the float32 rounding come out wrong: sub with
+    alpha=3 on float32). float64: tl.fma (fused on the GPU; the interpreter computes x*y+z unfused)."""
     if a.dtype == tl.float32:
         return _sum_round_to_odd(_wide(a) * _wide(b), _wide(c)).to(tl.float32)
     elif a.dtype == tl.float64:
@@ -141,87 +134,6 @@ def fma(a, b, c):
 
 
 # ---------------------------------------------------------------- transcendentals (float32 via float64)
-# body -> (fast, exact, store_first): float32 launches of `body` run `fast` (values, and int32 keys
-# < 0 where the exact path is needed) and `exact` only on the tiles with a negative key (launch.py:
-# deferred exact paths). The bodies themselves are the exact, correctly rounded path: log, sin,
-# cos, tan ran at 0.57-0.68 of copy on it alone (H200, 2026-12-02).
-DEFERRED: dict = {}
-
-
-class Deferred(NamedTuple):
-    fast: object
-    exact: object
-    store_first: bool = True
-    table: object = None        # fast(x, table): a float64 array (a pointer) or a tuple of floats (parameters)
-    options: tuple = ()         # (name, value) Triton launch options of the deferred kernel on CUDA
-    block: int = 0              # the flat kernel's tile on CUDA (0: the launcher's, 1024)
-    k: int = int(fast32.HARD_K)  # the rounding test's window in float64 ulps, as the fast body's keys take it
-    pieces: bool = False        # a flagged flat tile recomputes only its pieces that hold a hard element
-
-
-def defer(body, fast, exact, store_first=True, table=None, options=(), block=0, k=int(fast32.HARD_K), pieces=False):
-    """Register body's float32 split (exact: usually body itself); returns body. store_first: store
-    the fast values before the tile's key reduction (launch.py); which order needs fewer registers
-    is the body's own affair. table: a float64 array the launcher keeps on the device and passes to
-    fast as its second argument (unary bodies only), or a tuple of floats passed as kernel
-    parameters (one ULDC each, where an immediate costs two UMOVs). options: launch options
-    (maxnreg) of the deferred kernels on CUDA, the body's own register trade-off; block: the flat
-    kernel's tile there, which spreads per-thread costs (parameters, addresses) over more elements;
-    k: the window (in float64 ulps) of the fast body's keys, which sets the launcher's threshold
-    (fast32.key_hard(k)): the fast body and its registration must name the same K. pieces: the flat
-    kernel keeps a mask of the tile's pieces that hold a hard element (flat.piece_mask, ~2 more
-    instructions per element) and a flagged tile recomputes only those, where it otherwise runs
-    the exact body over all of its pieces one after another."""
-    DEFERRED[body] = Deferred(fast, exact, store_first, table, tuple(options), int(block), int(k), bool(pieces))
-    return body
-
-
-@triton.jit
-def rounded(y, outside, K: tl.constexpr = fast32.HARD_K):
-    """The deferred form: the float32 value and per-element keys, <= fast32.key_hard(K) where the
-    exact path is needed (fast32.hard_key; K the window in float64 ulps, the body's math.defer k=);
-    the launcher reduces them over the tile after storing the values."""
-    return y.to(tl.float32), fast32.hard_key(y, outside, K)
-
-
-@triton.jit
-def _log_fast(x, tab):
-    y, outside = fast32.log_table_fast(x, tab)
-    return rounded(y, outside)
-
-
-@triton.jit
-def _sincos_fast(x, c):
-    """sin or cos, by the parameters c (fast32.SIN_PARAMS or COS_PARAMS): one kernel for both."""
-    y, outside = fast32.sincos_fast(x, c)
-    return rounded(y, outside)
-
-
-@triton.jit
-def _tan_fast(x, c):
-    y, outside = fast32.tan_fast(x, c)
-    return rounded(y, outside)
-
-
-@triton.jit
-def rounded_poisoned(y, K: tl.constexpr):
-    """rounded for a poisoned evaluation (fast32.poison: y is NaN where outside): keys by nan_key."""
-    r = y.to(tl.float32)
-    return r, fast32.nan_key(y, r, K)
-
-
-@triton.jit
-def _erf_fast(x, c):
-    y, outside = fast32.erf_fast(x, c)
-    return rounded(y, outside, fast32.ERF_K)
-
-
-@triton.jit
-def _rsqrt_fast(x):
-    y, outside = fast32.rsqrt_fast(x)
-    return rounded(y, outside)
-
-
 @triton.jit
 def exp(x):
     return libdevice.exp(_wide(x)).to(x.dtype)
@@ -495,27 +407,3 @@ def sigmoid_stable(x):
     x << 0 the result e/(1+e) keeps its relative accuracy down to the underflow."""
     e = exp(-tl.abs(x))
     return tl.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-# The store order by registers, which set occupancy (65536 per SM: <= 40 per thread keeps 48 warps,
-# 42 or 44 drop to 40 warps). H200, 2026-12-03, bench/fast32_variants.py --store-after: log stored
-# after its reduction 40 registers and 0.84 of copy, before 42 and 0.80; sin after 42 and 0.86,
-# before 38 and 0.89; tan after 44 and 0.76, before 39 and 0.81; rsqrt 0.99 either way.
-defer(sin, _sincos_fast, sin, True, table=fast32.SIN_PARAMS)
-defer(cos, _sincos_fast, cos, True, table=fast32.COS_PARAMS)
-defer(rsqrt, _rsqrt_fast, rsqrt, True)
-# tan: ptxas gives its kernel 56 registers; capped at 48 it ran at 0.95 / 0.94 of copy against 0.90 /
-# 0.90 uncapped and 0.89 / 0.88 at 40 (H200, 2026-12-03, run 20, bench/fast32_variants.py --ab)
-defer(tan, _tan_fast, tan, True, table=fast32.TAN_PARAMS, options=(("maxnreg", 48),))
-defer(log, _log_fast, log, True, table=fast32.LOG_TABLE)
-# erf: 2048-element tiles, 16 elements per thread, took 39.9 instructions per element where 1024 took
-# 43.4 (bench/sass_mix.py), at 56 registers against 40; H200 A/B (2026-12-03, runs 26 and 27): 0.91 / 0.91 and
-# 0.90 / 0.88 of copy against 0.90 / 0.90 and 0.87 / 0.87. Capped at 56 registers: the 8/9 rational took 60
-# and ran at 0.90 / 0.91 against 0.93 / 0.92 capped (run 31). pieces: a flagged tile recomputes only
-# its pieces with a hard element, which lets erf take a rational of degrees 7/8 and a window 16x
-# wider (fast32.ERF_K): H200, 2026-12-03 (seventh session), bench/erf_probe.py, 4 passes interleaved
-# with a copy: the 7/8 rational with the piece mask 0.948 of copy (median; 0.925-0.949), the 8/9 with
-# it 0.925, without it 0.907 (0.891-0.915); 8/8 without the mask 0.848 (1 in 64 tiles falling back,
-# each running 16 pieces of the exact path in a row)
-defer(erf, _erf_fast, erf, True, table=fast32.ERF_PARAMS, block=2048, k=fast32.ERF_K,
-      options=(("maxnreg", 56),), pieces=True)

@@ -3,7 +3,8 @@ import triton
 import triton.language as tl
 
 from .. import dtype as D
-from ..kernels import fast32, math as m
+from ..kernels import math as m
+from ..kernels.fast32.divide import FLOOR_QUOTIENT, TRUNC_QUOTIENT
 from .registry import OpSpec, Param, register, rule_float, rule_promote
 
 NUMERIC = D.NUMERIC
@@ -150,29 +151,6 @@ def _float_floor_divide(a, b):
     return _via_fmod(a, b, _float_floor_divide_impl)
 
 
-# float32 launches defer to an exact quotient-and-remainder in float64 (fast32.divide_integral_fast)
-# for every tile whose quotients are below 2^22 and finite, and keep the fmod path for the rest.
-# floor_divide ran at 0.41 of copy on the fmod path alone (H200, 2026-12-02), 1.00 deferred.
-@triton.jit
-def _quotient_fast(a, b, TRUNC: tl.constexpr):
-    q, outside = fast32.divide_integral_fast(a, b, TRUNC)
-    return q.to(tl.float32), tl.where(outside, fast32.KEY_OUTSIDE, 0)
-
-
-@triton.jit
-def _div_trunc_fast(a, b):
-    return _quotient_fast(a, b, True)
-
-
-@triton.jit
-def _floor_divide_fast(a, b):
-    return _quotient_fast(a, b, False)
-
-
-m.defer(_float_div_trunc, _div_trunc_fast, _float_div_trunc)
-m.defer(_float_floor_divide, _floor_divide_fast, _float_floor_divide)
-
-
 @triton.jit
 def _float_remainder(a, b):
     return _via_fmod(a, b, _float_remainder_impl)
@@ -243,6 +221,10 @@ def _div_body(params, t):
     return _float_floor_divide if t.compute[0].is_float else _int_floor_divide
 
 
+def _div_fast32(params):
+    return {None: None, "trunc": TRUNC_QUOTIENT, "floor": FLOOR_QUOTIENT}[params["rounding_mode"]]
+
+
 def _check_div(spec, operands, params, t):
     if params["rounding_mode"] is not None:
         _check_no_bool(spec, operands, params, t)
@@ -253,12 +235,12 @@ binary("div", _div_rule, ALL, _div_body,
        "rounded toward zero; 'floor': floor division as floor_divide. Integer division by zero raises "
        "ZeroDivisionError.",
        params=(Param("rounding_mode", None, kind="choice", choices=(None, "trunc", "floor")),),
-       check=_check_div, fault=int_division_fault)
+       check=_check_div, fault=int_division_fault, fast32=_div_fast32)
 binary("floor_divide", "P", NUMERIC, _by_kind(_float_floor_divide, _int_floor_divide),
        "Floored division. Integers: exact at every magnitude; INT_MIN // -1 wraps to INT_MIN; a zero "
        "divisor raises ZeroDivisionError. Floats: Python's semantics from fmod (1.0 // 0.1 == 9.0); a "
        "zero result keeps the sign of input / other.",
-       check=_check_no_bool, fault=int_division_fault)
+       check=_check_no_bool, fault=int_division_fault, fast32=FLOOR_QUOTIENT)
 binary("remainder", "P", NUMERIC, _by_kind(_float_remainder, _int_remainder),
        "Python's %: the sign of the divisor. Floats via fmod plus a sign fix (ATen); a zero result keeps the "
        "dividend's sign (-0.0 % 3.0 is -0.0). Integer zero divisor raises ZeroDivisionError.",

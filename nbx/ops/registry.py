@@ -1,17 +1,20 @@
 """The op set as data: `OpSpec` and `OPS`.
 
-An op is a spec: its name, arity, scalar parameters, dtype rule, supported dtypes and a scalar
-`@triton.jit` body. `make_function(spec)` turns a spec into the public function (`nbx.exp`,
+An op is a spec: its name, arity, scalar parameters, dtype rule, supported dtypes, a scalar
+`@triton.jit` body (the exact path) and, where it has one, its float32 fast path (`fast32`, a
+kernels.fastpath.FastPath). `make_function(spec)` turns a spec into the public function (`nbx.exp`,
 `nbx.add(a, b, alpha=2)`); every function runs through the one launcher in kernels/launch.py.
 """
 from __future__ import annotations
 
 import inspect
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import dtype as D
 from ..kernels import iterate, launch
+from ..kernels.fastpath import FastPath
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 
@@ -95,6 +98,7 @@ class OpSpec:
     check: Callable | None = None               # check(spec, operands, params, typing): op-specific validation
     kernel_params: Callable | None = None       # (params, typing) -> [(value, dtype)] sent to the kernel
     compose: Callable | None = None             # an op that is a composition runs this instead of one launch
+    fast32: Any = None                          # FastPath, or callable(params) -> FastPath | None: the float32 fast path
     extra: dict = field(default_factory=dict)
 
     @property
@@ -108,10 +112,34 @@ class OpSpec:
     def select_body(self, params: dict, typing: Typing):
         return self.body if hasattr(self.body, "fn") or not callable(self.body) else self.body(params, typing)
 
+    def select_fast32(self, params: dict, typing: Typing) -> FastPath | None:
+        """The fast path of a launch: the op's, where every operand computes in float32."""
+        if self.fast32 is None or any(d is not D.float32 for d in typing.compute):
+            return None
+        return self.fast32 if isinstance(self.fast32, FastPath) else self.fast32(params)
+
+    def fast32_variants(self) -> list[tuple[dict, FastPath, Any]]:
+        """(choice parameters, fast path, exact body) for every choice of the op's 'choice'
+        parameters whose float32 launch takes a fast path (parameters at their default omitted)."""
+        if self.fast32 is None:
+            return []
+        f32 = Typing(D.float32, D.float32, (D.float32,) * self.arity)
+        choices = [p for p in self.params if p.kind == "choice"]
+        out = []
+        for values in itertools.product(*[p.choices for p in choices]):
+            params = {p.name: v for p, v in zip(choices, values)}
+            fast = self.select_fast32(params, f32)
+            if fast is not None:
+                named = {p.name: v for p, v in zip(choices, values) if v != p.default}
+                out.append((named, fast, self.select_body(params, f32)))
+        return out
+
 
 def register(spec: OpSpec) -> OpSpec:
     if spec.name in OPS:
         raise ValueError(f"op {spec.name!r} registered twice")
+    if spec.fast32 is not None and any(p.kind == "number" for p in spec.params):
+        raise ValueError(f"op {spec.name!r}: a float32 fast path takes no scalar parameters")
     if not spec.operand_names:
         names = ("input",) if spec.arity == 1 else ("input", "other") if spec.arity == 2 else \
             ("input", "tensor1", "tensor2")
@@ -196,7 +224,8 @@ def _non_overlapping(t: Tensor) -> bool:
 
 
 # ---------------------------------------------------------------------- running an op
-def run(spec: OpSpec, operands, params: dict, out=None) -> Tensor:
+def run(spec: OpSpec, operands, params: dict, out=None, *, config: launch.LaunchConfig = launch.DEFAULT) -> Tensor:
+    """Validate and launch. config: how fast paths run (benchmarks and tests pass variants)."""
     _check_operands(spec, operands)
     params = _check_params(spec, params)
     if spec.compose is not None:
@@ -229,7 +258,8 @@ def run(spec: OpSpec, operands, params: dict, out=None) -> Tensor:
         _check_out(spec, out, shape, typing, [t for t in tensors if t.ndim or t.numel()])
     # a faulting op writes into a fresh tensor first, so `out` is untouched when it raises
     target = iterate.make_output(shape, typing.out, tensors) if (out is None or fault is not None) else out
-    faulted = launch.launch(body, target, tensors, ptensors, compute=typing.compute, op=spec.name, fault=fault)
+    faulted = launch.launch(body, target, tensors, ptensors, compute=typing.compute, op=spec.name, fault=fault,
+                            fast=spec.select_fast32(params, typing), config=config)
     if faulted:
         raise ZeroDivisionError(f"nbx.{spec.name}: integer division by zero (argument '{names[1]}' has a "
                                 f"zero element; dtype {typing.common.name})")

@@ -4,6 +4,7 @@ import triton.language as tl
 
 from .. import dtype as D
 from ..kernels import math as m
+from ..kernels.fast32 import erf, log, rsqrt, trig
 from .registry import OpSpec, Param, Typing, compute_dtype, register
 
 NUMERIC = D.NUMERIC
@@ -56,10 +57,13 @@ def unary(name, rule, dtypes, body, doc, **kw):
 
 unary("neg", "S", NUMERIC, _neg, "-x. neg(0.0) = -0.0; integers wrap at INT_MIN as ATen does.")
 unary("abs", "S", NUMERIC, _abs, "|x|. abs(-0.0) = +0.0; integers wrap at INT_MIN as ATen does.")
-for _name, _body in [("exp", m.exp), ("exp2", m.exp2), ("log", m.log), ("sin", m.sin), ("cos", m.cos),
-                     ("tan", m.tan), ("sqrt", m.sqrt), ("rsqrt", m.rsqrt), ("reciprocal", m.reciprocal),
-                     ("erf", m.erf)]:
-    unary(_name, "F", ALL, _body, f"{_name}(x), float math (rule F): integers and bool compute in float32.")
+# (name, exact body, float32 fast path)
+for _name, _body, _fast in [("exp", m.exp, None), ("exp2", m.exp2, None), ("log", m.log, log.LOG),
+                            ("sin", m.sin, trig.SIN), ("cos", m.cos, trig.COS), ("tan", m.tan, trig.TAN),
+                            ("sqrt", m.sqrt, None), ("rsqrt", m.rsqrt, rsqrt.RSQRT),
+                            ("reciprocal", m.reciprocal, None), ("erf", m.erf, erf.ERF)]:
+    unary(_name, "F", ALL, _body, f"{_name}(x), float math (rule F): integers and bool compute in float32.",
+          fast32=_fast)
 for _name, _body in [("floor", m.floor), ("ceil", m.ceil), ("trunc", m.trunc), ("round", m.rint)]:
     unary(_name, "S", NUMERIC, _float_or_identity(_body),
           f"{_name}(x); identity on integers." + (" Half to even." if _name == "round" else ""))

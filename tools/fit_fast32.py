@@ -1,15 +1,27 @@
-"""Fit the polynomials of the float32 fast paths in fast32.py (run: python -m nbx.kernels.fit_fast32).
+"""Fit the coefficients of the float32 fast paths (nbx/kernels/fast32/) and write them as data.
+
+Usage: python3 tools/fit_fast32.py [--write | --check] [NAME=DEGREE ... | TAN=m/k ERF=m/k]
+Prints every fit; --write replaces nbx/kernels/fast32/coefficients.json (atomically), --check exits
+1 when the committed file differs from this program's output (tests/test_fit.py runs it).
 
 Each fast path evaluates a float32 function in float64 with a few terms, aiming at a relative error
-near 2^-50 (the float32 result needs ~2^-46 for its rounding test to pass almost always; see
-fast32.py). The coefficients are near-minimax: weighted least squares on Chebyshev nodes in mpmath at
-60 digits, reweighted by Lawson's rule toward equal ripple, then rounded to float64. The printed
-error is the approximation error of the rounded coefficients (evaluation rounding is measured on the
-GPU over every float32 input, bench/fast32_exhaustive.py).
+near 2^-50 (a window of E = 2^-45 then flags about one input in 2^20; keys.py). The coefficients are
+near-minimax: weighted least squares on Chebyshev nodes in mpmath at 60 digits, reweighted by
+Lawson's rule toward equal ripple, then rounded to float64; the rationals by Loeb's linearized least
+squares. The error printed and stored is that of the rounded coefficients (evaluation rounding is
+measured on the GPU over every float32 input, bench/fast32_exhaustive.py).
 """
 from __future__ import annotations
 
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
 import mpmath as mp
+
+OUT = Path(__file__).resolve().parents[1] / "nbx" / "kernels" / "fast32" / "coefficients.json"
 
 mp.mp.dps = 60
 
@@ -67,12 +79,16 @@ def log1p_p(r):
     return (mp.log1p(r) - r) / r ** 2
 
 
+# name: (g, weight (error of the final result per unit error of P), lo, hi, degree, form, interval,
+# what the error is relative to)
 TABLES = {
-    "LOG1P_P": (log1p_p, abs, -LOG1P_R, LOG1P_R, 4),
-    # k/128 from 1/z on [sqrt(1/2), sqrt(2)], absolute error (evaluated in float32: 0.04/128 measured)
-    "LOG_RCP": (lambda z: 1 / z, lambda z: 1, 1 / mp.sqrt(2), mp.sqrt(2), 4),
-    # name: (g, weight (error of the final result per unit error of P), lo, hi, degree)
-    "SIN_S": (sin_s, lambda z: z, 0, TRIG_Z, 5),
+    "LOG1P_P": (log1p_p, abs, -LOG1P_R, LOG1P_R, 4, "log1p(r) = r + r^2 P(r)", "|r| <= sqrt(2) 0.54/128",
+                "relative to log1p(r)"),
+    # k/128 from 1/z, evaluated in float32 (0.04/128 measured)
+    "LOG_RCP": (lambda z: 1 / z, lambda z: 1, 1 / mp.sqrt(2), mp.sqrt(2), 4, "1/z", "z in [sqrt(1/2), sqrt(2)]",
+                "absolute"),
+    "SIN_S": (sin_s, lambda z: z, 0, TRIG_Z, 5, "sin(r) = r + r z S(z), z = r^2", "|r| <= pi/4 (1.0001 in z)",
+              "absolute times z"),
 }
 
 
@@ -84,7 +100,7 @@ def tan_over_r(z):
 
 
 # rationals: tan(r) = r P(z) / Q(z), z = r^2 <= TRIG_Z; erf(x) = x P(t) / Q(t), t = x^2 <= ERF_T,
-# x clamped to [-3.921875, 3.921875] (fast32.ERF_CLAMP: erf rounds to 1.0f from 3.9192 on)
+# x clamped to [-3.921875, 3.921875] (fast32/erf.py ERF_CLAMP: erf rounds to 1.0f from 3.9192 on)
 ERF_T = mp.mpf(3.921875) ** 2
 
 
@@ -128,25 +144,52 @@ def fit_rational(g, hi, m, k, nodes=300, iters=12):
     return worst, p, q
 
 
-def main():
-    import sys
-    degrees = dict(a.split("=") for a in sys.argv[1:])
-    for name, (g, w, lo, hi, deg) in TABLES.items():
+def fits(degrees: dict) -> dict:
+    """name -> {coefficients (lowest degree first), error_log2, form, interval, error}."""
+    out = {}
+    for name, (g, w, lo, hi, deg, form, interval, kind) in TABLES.items():
         deg = int(degrees.get(name, deg))
         coef = fit(g, w, mp.mpf(lo), hi, deg)
         err = max_error(coef, g, w, mp.mpf(lo), hi)
-        print(f"# {name}: degree {deg}, max weighted error {err:.3e} (2^{mp.log(err, 2):.1f})")
-        print(f"{name} = ({', '.join(repr(c) for c in coef)})")
-    # erf's 7/8 (fast32.ERF_P, ERF_Q): 400 nodes and 24 reweightings, 2^-41.01 (8/9: 2^-45.78, 8/8: 2^-42.94)
-    for name, g, hi, default, kw in [("TAN", tan_over_r, TRIG_Z, "3/3", {}),
-                                     ("ERF", erf_over_x, ERF_T, "7/8", dict(nodes=400, iters=24))]:
+        out[name] = dict(coefficients=coef, error_log2=round(float(mp.log(err, 2)), 2), form=form,
+                         interval=interval, error=kind)
+    # erf: 400 nodes and 24 reweightings
+    for name, g, hi, default, kw, form, interval in [
+            ("TAN", tan_over_r, TRIG_Z, "3/3", {}, "tan(r) = r P(z) / Q(z), z = r^2", "z in [0, 0.616912]"),
+            ("ERF", erf_over_x, ERF_T, "7/8", dict(nodes=400, iters=24), "erf(x) = x P(t) / Q(t), t = x^2",
+             "t in [0, 3.921875^2]")]:
         m, k = (int(v) for v in degrees.get(name, default).split("/"))
         err, p, q = fit_rational(g, hi, m, k, **kw)
-        print(f"# {name}_P / {name}_Q: degrees {m}/{k} in z on [0, {float(hi):g}], max relative error "
-              f"{float(err):.3e} (2^{mp.log(err, 2):.1f})")
-        print(f"{name}_P = ({', '.join(repr(c) for c in p)})")
-        print(f"{name}_Q = ({', '.join(repr(c) for c in q)})")
+        for part, coef in (("P", p), ("Q", q)):
+            out[f"{name}_{part}"] = dict(coefficients=coef, error_log2=round(float(mp.log(err, 2)), 2), form=form,
+                                         interval=interval, error="relative")
+    return out
+
+
+def render(data: dict) -> str:
+    return json.dumps(data, indent=1) + "\n"
+
+
+def main(argv=None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    mode = next((a for a in args if a in ("--write", "--check")), None)
+    degrees = dict(a.split("=") for a in args if not a.startswith("--"))
+    data = fits(degrees)
+    for name, f in data.items():
+        print(f"# {name}: {f['form']}, {f['interval']}, max {f['error']} error 2^{f['error_log2']}")
+        print(f"{name} = ({', '.join(repr(c) for c in f['coefficients'])})")
+    if mode == "--check":
+        same = OUT.read_text() == render(data)
+        print(f"{OUT}: {'the same as' if same else 'DIFFERS from'} this program's output")
+        return 0 if same else 1
+    if mode == "--write":
+        fd, tmp = tempfile.mkstemp(dir=OUT.parent, prefix=".coefficients-", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(render(data))
+        os.replace(tmp, OUT)
+        print(f"wrote {OUT}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
