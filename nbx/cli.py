@@ -184,6 +184,63 @@ def cmd_ops(a) -> int:
     return 0
 
 
+def _where(fn) -> str:
+    """path:line of a function (a @triton.jit one through its .fn), relative to the checkout."""
+    import inspect
+    fn = getattr(fn, "fn", fn)
+    try:
+        path, line = inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1]
+    except (TypeError, OSError):
+        return repr(fn)
+    return f"{_rel(path)}:{line} ({fn.__name__})"
+
+
+def _rel(path) -> str:
+    root = Path(__file__).resolve().parents[1]
+    p = Path(str(path).split(":")[0]).resolve()
+    rest = str(path)[len(str(path).split(":")[0]):]
+    return (str(p.relative_to(root)) if p.is_relative_to(root) else str(p)) + rest
+
+
+def cmd_where(a) -> int:
+    """Where an op lives: its spec, body, fast path, oracle, bank files and budgets."""
+    import math
+    import nbx
+    from oracles import ORACLES
+    from .harness import bank as K
+    from .harness import budgets as B
+    _check_names([a.op], None)
+    spec = nbx.OPS[a.op]
+    print(f"{spec.name}: family {spec.family}, {spec.arity} operand(s), dtypes {', '.join(spec.dtype_names)}")
+    print(f"  spec     {_rel(spec.declared_at)}")
+    print(f"  body     {_where(spec.body)}")
+    for params, fast, _ in spec.fast32_variants():
+        label = "".join(f" {k}={v}" for k, v in params.items())
+        e = f"2^{math.log2(fast.bound):g}" if fast.k else "exact values"
+        hints = [f"window k={fast.k} (E = {e})"]
+        if fast.table is not None:
+            hints.append(f"table of {len(fast.table)}")
+        hints += [h for h, on in (("piece mask", fast.pieces), (f"tile {fast.block}", fast.block),
+                                  (f"at most {fast.max_registers} registers", fast.max_registers)) if on]
+        print(f"  fast32  {label} {_where(fast.evaluate)}: {', '.join(hints)}")
+    o = ORACLES[spec.name]
+    print(f"  oracle   {_rel(o.declared_at) if getattr(o, 'declared_at', '') else 'oracles/'} "
+          f"(ORACLES[{spec.name!r}])")
+    root = K.root()
+    dirs = sorted(d for d in root.glob(f"{spec.name}*") if d.name == spec.name or d.name.startswith(spec.name + "@"))
+    for d in dirs:
+        print(f"  bank     {_rel(d)}/: {', '.join(sorted(f.stem for f in d.glob('*.txt')))}")
+    for path in sorted(B.ROOT.glob("*.json")):
+        data = B.load(path)["budgets"]
+        keys = [k for k in data if k.split("|")[0].split(":")[0] == spec.name]
+        labels = sorted({k.split("|")[0] for k in keys})
+        for label in labels:
+            row = ", ".join(f"{k.split('|')[1]} {data[k]['max_ulp']:g}" for k in keys if k.split("|")[0] == label)
+            print(f"  budgets  {_rel(path)} \"{label}|<dtype>\": {row}")
+    print(f"  docs     docs/OPS.md ({spec.family})")
+    return 0
+
+
 def cmd_repro(a) -> int:
     import numpy as np
     import nbx
@@ -271,6 +328,10 @@ def parser() -> argparse.ArgumentParser:
     o = sub.add_parser("ops", help="the op table with dtypes and current budgets")
     o.add_argument("--json", action="store_true")
     o.set_defaults(fn=cmd_ops)
+
+    w = sub.add_parser("where", help="where an op lives: spec, body, fast path, oracle, bank, budgets")
+    w.add_argument("op")
+    w.set_defaults(fn=cmd_where)
 
     x = sub.add_parser("repro", help="one case: inputs, got, expected, ulp error")
     x.add_argument("op")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -100,6 +101,7 @@ class OpSpec:
     compose: Callable | None = None             # an op that is a composition runs this instead of one launch
     fast32: Any = None                          # FastPath, or callable(params) -> FastPath | None: the float32 fast path
     extra: dict = field(default_factory=dict)
+    declared_at: str = ""                       # "path:line" of the module-level statement that registered it
 
     @property
     def dtype_names(self) -> tuple:
@@ -140,6 +142,11 @@ def register(spec: OpSpec) -> OpSpec:
         raise ValueError(f"op {spec.name!r} registered twice")
     if spec.fast32 is not None and any(p.kind == "number" for p in spec.params):
         raise ValueError(f"op {spec.name!r}: a float32 fast path takes no scalar parameters")
+    if not spec.declared_at:
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_code.co_name != "<module>":
+            frame = frame.f_back
+        object.__setattr__(spec, "declared_at", f"{frame.f_code.co_filename}:{frame.f_lineno}")
     if not spec.operand_names:
         names = ("input",) if spec.arity == 1 else ("input", "other") if spec.arity == 2 else \
             ("input", "tensor1", "tensor2")

@@ -1,0 +1,34 @@
+"""`nbx where OP`: one command from an op's name to its spec, body, fast path, oracle, bank files and
+budgets, each a path that exists."""
+import re
+from pathlib import Path
+
+import pytest
+
+import nbx
+from nbx.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("op", sorted(nbx.OPS))
+def test_where_names_existing_places(op, capsys):
+    assert main(["where", op]) == 0
+    out = capsys.readouterr().out
+    spec = nbx.OPS[op]
+    lines = {ln.split()[0]: ln for ln in out.splitlines()[1:]}
+    path, line = re.match(r"\s*spec\s+(\S+):(\d+)", lines["spec"]).groups()
+    assert path.startswith("nbx/ops/") and int(line) <= len((ROOT / path).read_text().splitlines())
+    for ln in out.splitlines():
+        m = re.match(r"\s*(body|fast32)\s.*?(nbx/[\w./]+):\d+", ln) or re.match(r"\s*(bank)\s+(\S+)/:", ln)
+        if m:
+            assert (ROOT / m.group(2)).exists(), ln
+    assert ("fast32" in lines) == (spec.fast32 is not None)
+    assert "bank" in lines and "budgets" in lines
+
+
+def test_where_refuses_an_unknown_op(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["where", "notanop"])
+    assert e.value.code == 2
+    assert "notanop" in capsys.readouterr().err
