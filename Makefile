@@ -1,13 +1,16 @@
 # `make test`: set-up on a fresh machine (own virtual environment, the install), the whole test
 # suite, then the ulp-regression gate on the ci profile against the interpreter budgets.
-# `make report`: set-up, then the nightly precision report on the default backend -> reports/latest.
+# `make report`: set-up, then the nightly precision report on the default backend -> reports/latest;
+# exits nonzero when the gate fails, after every file is written.
+# `make gpu-check` / `make gpu-nightly`: on a machine with a CUDA device and nbx's packages already
+# installed (no set-up; GPU_PY runs them): see README.md.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: test report setup gate bench clean
+.PHONY: test report setup gate clean gpu-check gpu-nightly
 
 setup: $(STAMP)
 
@@ -31,7 +34,38 @@ report: $(STAMP)
 	  $(PY) -m nbx run --profile nightly --shard $$i/$(NBX_JOBS) --out reports/runs/nightly-shard$$i --quiet & \
 	done; wait
 	$(PY) -m nbx report merge reports/runs/nightly-$$(date -u +%Y%m%dT%H%M%SZ) reports/runs/nightly-shard* --latest
-	-$(PY) -m nbx gate --report reports/latest
+	$(PY) -m nbx gate --report reports/latest
+
+# ---------------------------------------------------------------- on a GPU machine
+GPU_PY ?= python3
+GPU_OUT ?= reports/runs/gpu
+GPU_JOBS ?= 16
+GPU_RUN := PYTHONPATH=$(CURDIR) PYTHONUNBUFFERED=1 NBX_BACKEND=cuda $(GPU_PY)
+
+# The GPU test suite, every float32 input through every unary fast path (and 2^26 pairs through the
+# binary ones), and the every-op bandwidth table against a device copy: about 5 minutes on an H200.
+gpu-check:
+	mkdir -p $(GPU_OUT)
+	$(GPU_RUN) -m pytest -q -n $(GPU_JOBS) -p no:cacheprovider > $(GPU_OUT)/pytest.txt 2>&1; \
+	  rc=$$?; tail -3 $(GPU_OUT)/pytest.txt; exit $$rc
+	$(GPU_RUN) bench/fast32_exhaustive.py --json $(GPU_OUT)/fast32.json > $(GPU_OUT)/fast32.txt 2>&1; \
+	  rc=$$?; cat $(GPU_OUT)/fast32.txt; exit $$rc
+	$(GPU_RUN) bench/elementwise.py --reps 10 --json $(GPU_OUT)/bandwidth.json > $(GPU_OUT)/bandwidth.txt 2>&1; \
+	  rc=$$?; cat $(GPU_OUT)/bandwidth.txt; exit $$rc
+
+# The nightly profile on the GPU as GPU_JOBS shards in parallel (Triton's compilation is CPU-bound),
+# each stopped after GPU_SHARD_S seconds with what it measured written, then merged and gated.
+GPU_SHARD_S ?= 470
+gpu-nightly:
+	rm -rf $(GPU_OUT)/nightly-shard*
+	mkdir -p $(GPU_OUT)
+	for i in $$(seq 0 $$(($(GPU_JOBS) - 1))); do \
+	  timeout $(GPU_SHARD_S) $(GPU_RUN) -m nbx run --profile nightly --shard $$i/$(GPU_JOBS) \
+	    --out $(GPU_OUT)/nightly-shard$$i --quiet > $(GPU_OUT)/nightly-shard$$i.log 2>&1 & \
+	done; wait
+	$(GPU_RUN) -m nbx report merge $(GPU_OUT)/nightly $$(ls -d $(GPU_OUT)/nightly-shard*/ | \
+	  while read d; do [ -f $$d/report.json ] && echo $$d; done)
+	$(GPU_RUN) -m nbx gate --report $(GPU_OUT)/nightly
 
 clean:
 	rm -rf $(VENV) reports/runs reports/latest
