@@ -44,7 +44,7 @@ def _rcp64h(x):
 
 def _cbrt(x):
     """cbrtl, rounded once: numpy's AVX2 cbrt (X86_V3 dispatch) is not correctly rounded in float64
-    (cbrt(27) = 3.0000000000000004 on this project's CPU machine, 2026-12-03)."""
+    (cbrt(27) = 3.0000000000000004 on an x86-64 CPU with AVX2)."""
     return np.cbrt(x.astype(np.longdouble)).astype(x.dtype)
 
 
