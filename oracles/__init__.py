@@ -6,7 +6,7 @@ numpy and mpmath only.
 """
 from __future__ import annotations
 
-from . import activations, arithmetic, bitwise, compare, convert, unary
+from . import activations, arithmetic, binary_math, bitwise, compare, convert, logical, ternary, unary
 from .base import MpConst, Oracle, evaluate_mp, lookup_special
 
 
@@ -21,7 +21,8 @@ def _registry(*families) -> dict[str, Oracle]:
     return table
 
 
-ORACLES: dict[str, Oracle] = _registry(unary, activations, arithmetic, compare, bitwise, convert)
+ORACLES: dict[str, Oracle] = _registry(activations, arithmetic, binary_math, bitwise, compare, convert,
+                                       logical, ternary, unary)
 ORACLE_NAMES = tuple(ORACLES)
 
 __all__ = ["ORACLES", "ORACLE_NAMES", "MpConst", "Oracle", "evaluate_mp", "lookup_special"]

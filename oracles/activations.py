@@ -124,6 +124,7 @@ ORACLES = [
            specials=unary_rows(NAN, INF, -0.0, 0.0, -0.0),
            notes="'none': x/2*erfc(-x/sqrt2) (= 0.5x(1+erf(x/sqrt2)) without cancellation); "
                  "'tanh': 0.5x(1+tanh(u)) = x/(1+exp(-2u)), the constant 0.044715 as a decimal"),
+    oracle("tanh", 1, REAL, np.tanh, mp.tanh, specials=unary_rows(NAN, 1.0, -1.0, 0.0, -0.0)),
     oracle("hardsigmoid", 1, REAL, lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0),
            lambda x: min(max(exact_add(x, 3) / 6, 0), 1),
            specials=unary_rows(NAN, 1.0, 0.0, 0.5, 0.5, (3.0, 1.0), (-3.0, 0.0), (-4.0, 0.0))),

@@ -103,6 +103,12 @@ def unary_rows(at_nan, at_inf, at_ninf, at_zero, at_nzero, *extra):
     return tuple(((x,), y) for x, y in base) + tuple(((x,), y) for x, y in extra)
 
 
+def truth_rows(inputs, truth: str):
+    """Rows for `inputs` with bool outputs: the truth column as a string of T/F, one letter per row."""
+    assert len(truth) == len(inputs)
+    return tuple((pair, letter == "T") for pair, letter in zip(inputs, truth))
+
+
 def vectorize(fn: Callable) -> Callable:
     """A scalar math-module function (erf, erfc) as a float64 ufunc-like function."""
     return np.vectorize(fn, otypes=[np.float64])

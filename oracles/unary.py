@@ -124,7 +124,6 @@ ORACLES = [
            specials=unary_rows(NAN, HALF_PI, -HALF_PI, 0.0, -0.0)),
     oracle("sinh", 1, REAL, np.sinh, mp.sinh, specials=unary_rows(NAN, INF, -INF, 0.0, -0.0)),
     oracle("cosh", 1, REAL, np.cosh, mp.cosh, specials=unary_rows(NAN, INF, INF, 1.0, 1.0)),
-    oracle("tanh", 1, REAL, np.tanh, mp.tanh, specials=unary_rows(NAN, 1.0, -1.0, 0.0, -0.0)),
     oracle("asinh", 1, REAL, np.arcsinh, mp.asinh, specials=unary_rows(NAN, INF, -INF, 0.0, -0.0)),
     oracle("acosh", 1, REAL, np.arccosh, _where(mp.acosh, lambda x: x >= 1),
            domain=((1.0, INF),),

@@ -1,5 +1,6 @@
 """Completeness of the tables: every op has an oracle, every measured target has a committed bank
-file and a committed interpreter budget (or is exact).
+file and a committed interpreter budget (or is exact). Layout: an op's spec and its oracle live in
+modules of the same family name, nbx/ops/<family>.py and oracles/<family>.py.
 
 The last two read the COMMITTED reference_bank/ and reports/budgets/ (never NBX_BANK): they fail
 until the full bank (`nbx bank refresh`) and the interpreter budgets (`nbx run` then
@@ -8,12 +9,16 @@ without them.
 """
 from __future__ import annotations
 
+import importlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import nbx
+import nbx.ops
+import oracles
 from nbx.harness import bank, budgets
 from nbx.harness import targets as T
 from nbx.harness.targets import SPLIT_OPS, targets
@@ -52,6 +57,45 @@ def test_every_op_has_an_oracle_of_the_right_arity(op):
 def test_no_oracle_without_an_op():
     extra = set(ORACLES) - set(nbx.OPS)
     assert not extra, f"oracles without an op in nbx.OPS: {sorted(extra)}"
+
+
+# Modules that declare no op: the registry and the Tensor methods; the Oracle record and the
+# float-format and rounding helpers. Every other module of either package is one family.
+OPS_DIR = Path(nbx.ops.__file__).resolve().parent
+ORACLES_DIR = Path(oracles.__file__).resolve().parent
+OPS_HELPERS = {"__init__", "registry", "methods"}
+ORACLE_HELPERS = {"__init__", "base", "formats", "rounding"}
+
+
+def _families(directory: Path, helpers: set) -> list[str]:
+    return sorted(p.stem for p in directory.glob("*.py") if p.stem not in helpers)
+
+
+def test_ops_and_oracles_have_the_same_family_modules():
+    assert _families(OPS_DIR, OPS_HELPERS) == _families(ORACLES_DIR, ORACLE_HELPERS)
+
+
+def test_spec_and_oracle_are_declared_in_the_module_named_for_the_family():
+    wrong = []
+    for op, spec in nbx.OPS.items():
+        path = Path(spec.declared_at.rsplit(":", 1)[0]).resolve()
+        if path.parent != OPS_DIR or path.stem != spec.family:
+            wrong.append(f"{op}: family {spec.family!r} but declared in {spec.declared_at}")
+        try:
+            module = importlib.import_module(f"oracles.{spec.family}")
+        except ImportError:
+            wrong.append(f"{op}: no oracles module oracles/{spec.family}.py")
+            continue
+        if not any(o is ORACLES.get(op) for o in module.ORACLES):
+            wrong.append(f"{op}: oracles.ORACLES[{op!r}] is not declared in oracles/{spec.family}.py")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_family_module_oracle_is_registered():
+    for family in _families(ORACLES_DIR, ORACLE_HELPERS):
+        module = importlib.import_module(f"oracles.{family}")
+        stray = [o.name for o in module.ORACLES if ORACLES.get(o.name) is not o]
+        assert not stray, f"oracles/{family}.py declares oracles missing from oracles.ORACLES: {stray}"
 
 
 def test_committed_bank_covers_every_target():

@@ -669,7 +669,7 @@ def test_relu_and_threshold_semantics():
         nbx.threshold(T(np.array([1.0], np.float32)), 0.5)
 
 
-def test_unary_more_named_cases():
+def test_unary_sign_frac_and_near_zero_named_cases():
     f = T(np.array([-0.0, nan, -3.5, 2.0, inf], np.float32))
     s = nbx.sign(f).numpy()
     assert s[0] == 0 and np.signbit(s[0]) and np.isnan(s[1]) and s[2:].tolist() == [-1, 1, 1]

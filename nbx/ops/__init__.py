@@ -5,7 +5,7 @@ Importing this package also installs the Tensor's operators and op-running metho
 import sys
 
 from ..tensor import empty
-from . import activations, arithmetic, binary_more, bitwise, compare, convert, ternary, unary, unary_more  # noqa: F401  (registration)
+from . import activations, arithmetic, binary_math, bitwise, compare, convert, logical, ternary, unary  # noqa: F401  (registration)
 from . import methods
 from .registry import OPS, OpSpec, Param, make_function
 

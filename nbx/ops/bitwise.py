@@ -1,4 +1,4 @@
-"""Bitwise ops (integer and bool only: rule "I") and logical ops (any dtype in, bool out: rule "L").
+"""Bitwise ops: integer and bool only (rule "I").
 
 Small integers compute in int32 (registry.compute_dtype) and wrap back on the store, which is exact
 for and/or/xor/not and for shifts by counts inside the storage width. The width that decides an
@@ -104,26 +104,6 @@ def _right_shift(a, b, width):
     return tl.where(ok, a >> s, fill)
 
 
-@triton.jit
-def _logical_and(a, b):
-    return (a != 0) & (b != 0)
-
-
-@triton.jit
-def _logical_or(a, b):
-    return (a != 0) | (b != 0)
-
-
-@triton.jit
-def _logical_xor(a, b):
-    return (a != 0) != (b != 0)
-
-
-@triton.jit
-def _logical_not(x):
-    return x == 0
-
-
 # ---------------------------------------------------------------- specs
 def _width(params, t):
     return [(t.common.bits, D.int32)]
@@ -145,14 +125,3 @@ bitwise("bitwise_left_shift", 2, INTS, _left_shift,
 bitwise("bitwise_right_shift", 2, INTS, _right_shift,
         "input >> other (arithmetic); a count < 0 or >= the bit width of the result dtype gives the sign "
         "fill (ATen).", kernel_params=_width)
-
-
-def logical(name, arity, body, doc):
-    return register(OpSpec(name, arity, "L", D.ALL, body, doc=doc, family="logical",
-                           scalar_operands=(0, 1) if arity == 2 else ()))
-
-
-logical("logical_and", 2, _logical_and, "(input != 0) & (other != 0); any dtype in, bool out (NaN is true).")
-logical("logical_or", 2, _logical_or, "(input != 0) | (other != 0); any dtype in, bool out (NaN is true).")
-logical("logical_xor", 2, _logical_xor, "(input != 0) ^ (other != 0); any dtype in, bool out (NaN is true).")
-logical("logical_not", 1, _logical_not, "input == 0; any dtype in, bool out (NaN is true, so not NaN is False).")

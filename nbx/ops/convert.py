@@ -1,11 +1,11 @@
-"""Conversions and value-preserving ops: nan_to_num, angle, bf16_to_fp16."""
+"""Copies, casts and value-preserving conversions: copy, to, nan_to_num, angle, bf16_to_fp16."""
 import math
 
 import triton
 import triton.language as tl
 
 from .. import dtype as D
-from .registry import OpSpec, Param, Typing, register
+from .registry import OpSpec, Param, Typing, compute_dtype, register
 
 ALL = D.ALL
 PI = tl.constexpr(math.pi)
@@ -37,6 +37,27 @@ def _bf16_bits_to_f32(x):
     # int32; the shift drops the extension) and reinterpret. The store rounds float32 -> float16 to
     # nearest even: overflow gives inf, float16 subnormals are kept.
     return (x << 16).to(tl.float32, bitcast=True)
+
+
+def _same_typing(operands, params):
+    d = operands[0].dtype
+    return Typing(d, d, (compute_dtype(d),))
+
+
+def _to_typing(operands, params):
+    src, dst = operands[0].dtype, D.as_dtype(params["dtype"], op="to")
+    # float64 sources stay float64 so float64 -> bfloat16 rounds once (math.to_bfloat16)
+    return Typing(src, dst, (compute_dtype(src),))
+
+
+register(OpSpec("copy", 1, _same_typing, ALL, _identity, family="convert",
+                doc="A copy with the input's dtype (keeps a dense input's layout)."))
+register(OpSpec("to", 1, _to_typing, ALL, _identity, family="convert",
+                params=(Param("dtype", None, kind="dtype"),),
+                doc="Cast to `dtype`. Between floats: round to nearest even (float64 -> bfloat16 rounds once). "
+                    "Float to integer: truncate toward zero; out of range saturates and NaN gives 0 (nbx's "
+                    "definition; ATen leaves it undefined). Integer to narrower integer wraps. Anything to "
+                    "bool: x != 0 (NaN -> True)."))
 
 
 def _nan_to_num_params(params, t):

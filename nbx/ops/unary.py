@@ -1,11 +1,12 @@
-"""Unary math: neg, abs, exp ... erf, floor/ceil/trunc/round, isfinite/isinf/isnan, copy, to."""
+"""Unary math: neg, abs, exp ... erf, floor/ceil/trunc/round, isfinite/isinf/isnan, expm1 ... erfc
+(float math, rule F), sign, signbit, square, frac."""
 import triton
 import triton.language as tl
 
 from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32 import erf, log, rsqrt, trig
-from .registry import OpSpec, Param, Typing, compute_dtype, register
+from .registry import OpSpec, register
 
 NUMERIC = D.NUMERIC
 ALL = D.ALL
@@ -46,6 +47,41 @@ def _isnan(x):
     return x != x
 
 
+@triton.jit
+def _sign(x):
+    # floats: sign(-0) = -0 and sign(NaN) = NaN (the zero and the NaN pass through); ATen's
+    # (0 < x) - (x < 0) gives +0 for both.
+    if x.dtype.is_floating():
+        one = tl.full(x.shape, 1.0, x.dtype)
+        return tl.where(x > 0, one, tl.where(x < 0, one * -1.0, x))
+    else:
+        return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+@triton.jit
+def _signbit(x):
+    if x.dtype.is_floating():
+        return m.signbit(x)
+    else:
+        return x < 0
+
+
+@triton.jit
+def _square(x):
+    # one multiplication: the exact square rounded once (float16/bfloat16 squares are exact in
+    # float32, so the store is the only rounding); integers wrap
+    return x * x
+
+
+@triton.jit
+def _frac(x):
+    # x - trunc(x) is exact (Sterbenz); an integral x gives +0.0 (x - x), inf gives NaN
+    if x.dtype.is_floating():
+        return x - m.trunc(x)
+    else:
+        return x - x
+
+
 def _float_or_identity(float_body):
     """Rounding ops are the identity on integers (ATen)."""
     return lambda params, t: float_body if t.common.is_float else _identity
@@ -70,23 +106,12 @@ for _name, _body in [("floor", m.floor), ("ceil", m.ceil), ("trunc", m.trunc), (
 unary("isfinite", "B", ALL, _isfinite, "True where x is neither inf nor NaN; integers are finite.")
 unary("isinf", "B", ALL, _isinf, "True where x is +inf or -inf; never for integers.")
 unary("isnan", "B", ALL, _isnan, "True where x is NaN; never for integers.")
-
-
-# ---------------------------------------------------------------- copies and casts
-def _same_typing(operands, params):
-    d = operands[0].dtype
-    return Typing(d, d, (compute_dtype(d),))
-
-
-def _to_typing(operands, params):
-    src, dst = operands[0].dtype, D.as_dtype(params["dtype"], op="to")
-    # float64 sources stay float64 so float64 -> bfloat16 rounds once (math.to_bfloat16)
-    return Typing(src, dst, (compute_dtype(src),))
-
-
-unary("copy", _same_typing, ALL, _identity, "A copy with the input's dtype (keeps a dense input's layout).")
-unary("to", _to_typing, ALL, _identity,
-      "Cast to `dtype`. Between floats: round to nearest even (float64 -> bfloat16 rounds once). Float to "
-      "integer: truncate toward zero; out of range saturates and NaN gives 0 (nbx's definition; ATen leaves "
-      "it undefined). Integer to narrower integer wraps. Anything to bool: x != 0 (NaN -> True).",
-      params=(Param("dtype", None, kind="dtype"),))
+for _name, _body in [("expm1", m.expm1), ("log1p", m.log1p), ("log2", m.log2), ("log10", m.log10),
+                     ("sinh", m.sinh), ("cosh", m.cosh), ("asin", m.asin), ("acos", m.acos),
+                     ("atan", m.atan), ("asinh", m.asinh), ("acosh", m.acosh), ("atanh", m.atanh),
+                     ("cbrt", m.cbrt), ("erfc", m.erfc)]:
+    unary(_name, "F", ALL, _body, f"{_name}(x), float math (rule F): integers and bool compute in float32.")
+unary("sign", "S", ALL, _sign, "-1, 0 or 1 with the input's dtype; sign(-0.0) = -0.0, sign(NaN) = NaN.")
+unary("signbit", "B", ALL, _signbit, "True where the sign bit is set (signbit(-0.0) is True); integers: x < 0.")
+unary("square", "S", NUMERIC, _square, "x * x (integers wrap).")
+unary("frac", "S", NUMERIC, _frac, "x - trunc(x) with the sign of x; +0.0 for integral x; 0 for integer dtypes.")

@@ -1,4 +1,4 @@
-"""Binary math beyond the seed's arithmetic: fmod, pow, fmax, fmin, atan2, hypot, copysign."""
+"""Binary math functions (C's <math.h>): fmod, fmax, fmin, atan2, hypot, copysign, pow."""
 import triton
 import triton.language as tl
 
@@ -78,7 +78,7 @@ def _copysign(a, b):
 
 def binary(name, rule, dtypes, body, doc, **kw):
     kw.setdefault("operand_names", ("input", "other"))
-    return register(OpSpec(name, 2, rule, tuple(dtypes), body, doc=doc, family="arithmetic",
+    return register(OpSpec(name, 2, rule, tuple(dtypes), body, doc=doc, family="binary_math",
                            scalar_operands=(0, 1), **kw))
 
 

@@ -1,0 +1,37 @@
+"""Logical ops: any dtype in, each operand tested against 0 (rule "L"), bool out."""
+import triton
+import triton.language as tl  # noqa: F401  (the interpreter needs tl visible in every jit module)
+
+from .. import dtype as D
+from .registry import OpSpec, register
+
+
+@triton.jit
+def _logical_and(a, b):
+    return (a != 0) & (b != 0)
+
+
+@triton.jit
+def _logical_or(a, b):
+    return (a != 0) | (b != 0)
+
+
+@triton.jit
+def _logical_xor(a, b):
+    return (a != 0) != (b != 0)
+
+
+@triton.jit
+def _logical_not(x):
+    return x == 0
+
+
+def logical(name, arity, body, doc):
+    return register(OpSpec(name, arity, "L", D.ALL, body, doc=doc, family="logical",
+                           scalar_operands=(0, 1) if arity == 2 else ()))
+
+
+logical("logical_and", 2, _logical_and, "(input != 0) & (other != 0); any dtype in, bool out (NaN is true).")
+logical("logical_or", 2, _logical_or, "(input != 0) | (other != 0); any dtype in, bool out (NaN is true).")
+logical("logical_xor", 2, _logical_xor, "(input != 0) ^ (other != 0); any dtype in, bool out (NaN is true).")
+logical("logical_not", 1, _logical_not, "input == 0; any dtype in, bool out (NaN is true, so not NaN is False).")

@@ -1,0 +1,88 @@
+"""Selection and ternary arithmetic: clamp, clamp_min, where, masked_fill, lerp, addcmul, addcdiv."""
+from __future__ import annotations
+
+import numpy as np
+from mpmath import mp
+
+from .arithmetic import maximum_f64, minimum_f64
+from .base import INF, NAN, exact_add, exact_mul, exact_sub, oracle, when
+
+REAL = "real"
+EXACT = "exactly-representable"
+
+
+# --- lerp, addcmul, addcdiv ----------------------------------------------------------------------
+def lerp_f64(start, end, weight):
+    # ATen's two branches; the exact value is start + weight*(end - start) either way.
+    diff = end - start
+    return np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+
+def addcdiv_mp(x, t1, t2, value=1):
+    # (x*t2 + value*t1)/t2: exact numerator, one rounding, no cancellation between two roundings.
+    if t2 == 0:
+        raise ZeroDivisionError("addcdiv")
+    return exact_add(exact_mul(x, t2), exact_mul(value, t1)) / t2
+
+
+ORACLES = [
+    oracle("clamp", 3, EXACT, lambda x, lo, hi: minimum_f64(maximum_f64(x, lo), hi),
+           lambda x, lo, hi: min(max(x, lo), hi), lambda a, lo, hi: min(max(a, lo), hi),
+           specials=(((NAN, 0.0, 1.0), NAN), ((0.5, NAN, 1.0), NAN), ((0.5, 0.0, NAN), NAN),
+                     ((2.0, 0.0, 1.0), 1.0), ((-1.0, 0.0, 1.0), 0.0), ((0.5, 1.0, 0.0), 0.0),
+                     ((-0.0, 0.0, 1.0), 0.0), ((0.0, -0.0, -0.0), -0.0), ((INF, 0.0, 1.0), 1.0),
+                     ((-INF, 0.0, 1.0), 0.0), ((INF, -INF, INF), INF), ((0.5, 0.0, 1.0), 0.5)),
+           notes="minimum(maximum(x, min), max): min > max gives max; a NaN x or bound gives "
+                 "NaN (ATen); -0 < +0; a missing bound is passed as -inf/+inf"),
+    oracle("clamp_min", 2, EXACT, maximum_f64, max, max,
+           specials=(((NAN, 0.0), NAN), ((1.0, NAN), NAN), ((-0.0, 0.0), 0.0), ((-1.0, 0.0), 0.0),
+                     ((2.0, 0.0), 2.0), ((-INF, 0.0), 0.0), ((INF, 0.0), INF),
+                     ((0.0, -0.0), 0.0)),
+           notes="maximum(x, min): NaN propagates; -0 < +0"),
+    oracle("where", 3, EXACT, lambda c, a, b: np.where(c.astype(bool), a, b),
+           lambda c, a, b: a if c else b, lambda c, a, b: a if c else b,
+           domain=((0.0, 1.0), (-INF, INF), (-INF, INF)),
+           specials=(((True, NAN, 1.0), NAN), ((False, NAN, 1.0), 1.0), ((True, -0.0, 1.0), -0.0),
+                     ((False, 1.0, -0.0), -0.0), ((True, INF, 0.0), INF),
+                     ((False, 0.0, NAN), NAN), ((True, -INF, 0.0), -INF),
+                     ((False, 0.0, -INF), -INF)),
+           notes="cond is bool (the domain (0, 1) means False/True)"),
+    oracle("masked_fill", 2, EXACT,
+           lambda x, mask, value=0.0: np.where(mask.astype(bool), value, x),
+           lambda x, mask, value=0.0: mp.mpf(value) if mask else x,
+           lambda a, mask, value=0: value if mask else a, params={"value": 0.0},
+           domain=((-INF, INF), (0.0, 1.0)),
+           specials=(((NAN, False), NAN), ((NAN, True), lambda p: p["value"]),
+                     ((-0.0, False), -0.0), ((INF, True), lambda p: p["value"]),
+                     ((-INF, False), -INF), ((0.0, True), lambda p: p["value"])),
+           notes="mask is bool; the result is value where mask is True"),
+    oracle("lerp", 3, REAL, lerp_f64,
+           lambda s, e, w: exact_add(s, exact_mul(w, exact_sub(e, s))),
+           domain=((-INF, INF), (-INF, INF), (0.0, 1.0)),
+           specials=(((NAN, 1.0, 0.5), NAN), ((0.0, 1.0, NAN), NAN), ((1.0, 2.0, 0.0), 1.0),
+                     ((1.0, 2.0, 1.0), 2.0), ((0.0, INF, 0.25), INF), ((0.0, INF, 0.5), NAN),
+                     ((1.0, -INF, 0.25), -INF), ((INF, INF, 0.5), NAN), ((-0.0, 1.0, 0.5), 0.5),
+                     ((0.0, 0.0, 0.5), 0.0), ((1.0, NAN, 0.0), NAN), ((0.0, 1.0, 0.25), 0.25),
+                     ((0.0, 4.0, 0.75), 3.0)),
+           zero_sign_matters=False,
+           notes="exact value start + weight*(end - start); the float64 function is ATen's "
+                 "two-branch form (|w| < 0.5 ? start + w*diff : end - diff*(1 - w)), which also "
+                 "decides the infinite cases (lerp(0, inf, 0.5) = inf - inf*0.5 = NaN). A zero "
+                 "result's sign depends on the branch, so it is not compared"),
+    oracle("addcmul", 3, REAL, lambda x, t1, t2, value=1: x + value * t1 * t2,
+           lambda x, t1, t2, value=1: exact_add(x, exact_mul(value, t1, t2)),
+           lambda a, t1, t2, value=1: a + value * t1 * t2, params={"value": 1},
+           specials=(((NAN, 1.0, 1.0), NAN), ((1.0, INF, 0.0), NAN), ((INF, 1.0, -INF), NAN),
+                     ((0.0, -0.0, 1.0), 0.0), ((-0.0, 0.0, 1.0), when(0.0, value=1)),
+                     ((-0.0, -0.0, 1.0), when(-0.0, value=1)), ((1.0, 2.0, 3.0), when(7.0, value=1)),
+                     ((1.0, INF, 1.0), when(INF, value=1))),
+           notes="input + value*t1*t2"),
+    oracle("addcdiv", 3, REAL, lambda x, t1, t2, value=1: x + value * t1 / t2, addcdiv_mp,
+           params={"value": 1},
+           specials=(((NAN, 1.0, 1.0), NAN), ((1.0, 1.0, 0.0), when(INF, value=1)),
+                     ((1.0, -1.0, 0.0), when(-INF, value=1)), ((1.0, 0.0, 0.0), NAN),
+                     ((1.0, 1.0, INF), 1.0), ((0.0, -1.0, INF), 0.0),
+                     ((-0.0, 0.0, 1.0), when(0.0, value=1)), ((-0.0, -0.0, 1.0), when(-0.0, value=1)),
+                     ((-0.0, 1.0, -INF), when(-0.0, value=1)), ((1.0, 1.0, 4.0), when(1.25, value=1))),
+           notes="input + value*(t1/t2)"),
+]
