@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -37,6 +38,7 @@ class Oracle:
     params: dict
     zero_sign_matters: bool = True
     notes: str = ""
+    declared_at: str = ""           # "path:line" of the oracle(...) call (nbx where)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -91,10 +93,12 @@ def quiet(fn: Callable) -> Callable:
 
 def oracle(name, arity, kind, f64, mp=None, exact_int=None, domain=None, specials=(),
            params=None, zero_sign_matters=True, notes="") -> Oracle:
+    caller = sys._getframe(1)
     return Oracle(name=name, arity=arity, kind=kind, f64=quiet(f64), mp=mp, exact_int=exact_int,
                   domain=tuple(domain) if domain is not None else ((-INF, INF),) * arity,
                   specials=tuple((tuple(i), o) for i, o in specials),
-                  params=dict(params or {}), zero_sign_matters=zero_sign_matters, notes=notes)
+                  params=dict(params or {}), zero_sign_matters=zero_sign_matters, notes=notes,
+                  declared_at=f"{caller.f_code.co_filename}:{caller.f_lineno}")
 
 
 def unary_rows(at_nan, at_inf, at_ninf, at_zero, at_nzero, *extra):

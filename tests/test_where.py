@@ -23,6 +23,7 @@ def test_where_names_existing_places(op, capsys):
         m = re.match(r"\s*(body|fast32)\s.*?(nbx/[\w./]+):\d+", ln) or re.match(r"\s*(bank)\s+(\S+)/:", ln)
         if m:
             assert (ROOT / m.group(2)).exists(), ln
+    assert re.match(rf"\s*oracle\s+oracles/{spec.family}\.py:\d+", lines["oracle"]), lines["oracle"]
     assert ("fast32" in lines) == (spec.fast32 is not None)
     assert "bank" in lines and "budgets" in lines
 
