@@ -33,3 +33,9 @@ def test_where_refuses_an_unknown_op(capsys):
         main(["where", "notanop"])
     assert e.value.code == 2
     assert "notanop" in capsys.readouterr().err
+
+
+def test_every_family_has_its_section_in_the_ops_doc():
+    text = (ROOT / "docs" / "OPS.md").read_text()
+    for family in {spec.family for spec in nbx.OPS.values()}:
+        assert f"(family `{family}`, `nbx/ops/{family}.py`; oracles in `oracles/{family}.py`)" in text, family
