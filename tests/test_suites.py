@@ -1,5 +1,6 @@
-"""The structural suites (harness/suites.py): layout and intdiv give zero wrong on correct ops, and a
-deliberately broken launcher or floor-division body makes them report wrong results and the gate fail."""
+"""The structural suites (harness/suites.py, layout.py, intdiv.py): layout and intdiv give zero
+wrong on correct ops, and a deliberately broken launcher or floor-division body makes them report
+wrong results and the gate fail."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,6 +16,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 import nbx
 from nbx import dtype as D
 from nbx.harness import gate, runner
+from nbx.harness import layout as L
 from nbx.harness import suites as S
 from nbx.harness.measure import Accumulator
 from nbx.harness.targets import Target
@@ -56,10 +58,10 @@ def test_structural_suites_mapping():
 def test_layout_suite_zero_wrong(op, dtype, profile):
     t = Target(op, {}, dtype)
     acc = Accumulator(t, "layout", "test")
-    S.run_layout(t, profile, 0, acc)
+    L.run_layout(t, profile, 0, acc)
     notes = [w.note for _, _, w in acc.worst]
     assert acc.wrong == 0, notes
-    full = profile == "nightly" or dtype in S._full_set_dtypes(op)
+    full = profile == "nightly" or dtype in L._full_set_dtypes(op)
     assert acc.layouts >= (12 if full else 2) and acc.cases > 0
 
 
@@ -100,15 +102,15 @@ def test_layout_group_on_hypothesis_shapes(data, shapes):
     t = Target("mul", {}, D.float32)
     rng = np.random.default_rng(0)
     acc = Accumulator(t, "layout", "test")
-    run = S.LayoutRun(t, acc, rng, 2, False)
+    run = L.LayoutRun(t, acc, rng, 2, False)
     ins = list(shapes.input_shapes)
     per = [data.draw(views(s)) for s in ins]
     for s, tr in zip(ins, per):
         v = rng.standard_normal(s).astype(np.float32)
-        built = S.build(v, tr, lambda shp: np.full(shp, np.nan, np.float32))
+        built = L.build(v, tr, lambda shp: np.full(shp, np.nan, np.float32))
         assert built.shape == tuple(s)
         np.testing.assert_array_equal(built.numpy(), v)
-    run.group(ins, [S.Layout("hypothesis", per)], "hypothesis")
+    run.group(ins, [L.Layout("hypothesis", per)], "hypothesis")
     assert acc.layouts == 1 and acc.wrong == 0, [w.note for _, _, w in acc.worst]
 
 
@@ -116,10 +118,10 @@ def test_numpy_drawn_shapes_broadcast():
     rng = np.random.default_rng(1)
     for _ in range(200):
         n = int(rng.integers(1, 4))
-        shapes, full = S.draw_broadcastable_shapes(rng, n, 1, 8, 1, 3)
+        shapes, full = L.draw_broadcastable_shapes(rng, n, 1, 8, 1, 3)
         assert len(shapes) == n and np.broadcast_shapes(*shapes) == full and len(shapes[0]) == len(full)
-    a = S.draw_broadcastable_shapes(np.random.default_rng(5), 3, 1, 6)
-    assert a == S.draw_broadcastable_shapes(np.random.default_rng(5), 3, 1, 6)      # deterministic
+    a = L.draw_broadcastable_shapes(np.random.default_rng(5), 3, 1, 6)
+    assert a == L.draw_broadcastable_shapes(np.random.default_rng(5), 3, 1, 6)      # deterministic
 
 
 # ---------------------------------------------------------------------- broken kernels fail the gate
@@ -170,14 +172,14 @@ def test_floor_of_rounded_quotient_fails_the_gate(monkeypatch):
 
 
 def test_a_raising_layout_case_is_counted_not_crashed(monkeypatch):
-    real = S.call
+    real = L.call
 
     def flaky(t, operands, out=None):
         if any(isinstance(x, Tensor) and x.storage_offset() == 1 for x in operands):
             raise RuntimeError("boom on an unaligned operand")
         return real(t, operands, out=out)
 
-    monkeypatch.setattr(S, "call", flaky)
+    monkeypatch.setattr(L, "call", flaky)
     ms = measure("neg", D.float32, "layout")
     assert not ms.error and ms.wrong > 0
     assert any("boom" in w.note for w in ms.worst)

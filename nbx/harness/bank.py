@@ -21,15 +21,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import mpmath
 import numpy as np
 
 from oracles import ORACLES
+from oracles.formats import FORMATS
 
 from .. import dtype as D
 from ..ops import OPS
 from ..tensor import empty
 from . import cases as C
-from .measure import Batch, _bits_of, _exact_expected, oracle_params, round_exact_or_ziv
+from . import ulp
+from .measure import Batch, bits_of, exact_expected, oracle_params, round_exact_or_ziv
+from .progress import Progress
 from .targets import Target, targets
 
 GENERATOR_VERSION = 1
@@ -72,8 +76,7 @@ def bank_inputs(t: Target) -> tuple[list[np.ndarray], list[str]]:
             return rng.integers(0, 2, n).astype(bool)
         if d.is_float:
             return C.stratified(d, n, rng, ORACLES[t.op].domain[i])
-        from .runner import _int_operand
-        return _int_operand(t, i, n, rng, d)
+        return C.int_operand(t, i, n, rng, d)
 
     if arity == 1:
         sp = C.special_values(t.dtype)
@@ -109,9 +112,8 @@ def expected_bits(t: Target, arrays, out: D.DType) -> tuple[np.ndarray, np.ndarr
     oracle = ORACLES[t.op]
     params = oracle_params(t, out)
     if not out.is_float:
-        e = _exact_expected(t, arrays, out, params)
-        return _bits_of(e).astype(np.uint64), np.ones(len(e), bool)
-    from oracles.formats import FORMATS
+        e = exact_expected(t, arrays, out, params)
+        return bits_of(e).astype(np.uint64), np.ones(len(e), bool)
     fmt = FORMATS[out.name]
     vals = t.oracle_values(arrays, out)
     bits = np.zeros(len(vals[0]), dtype=np.uint64)
@@ -125,7 +127,6 @@ def expected_bits(t: Target, arrays, out: D.DType) -> tuple[np.ndarray, np.ndarr
 
 # ---------------------------------------------------------------- file format
 def _header(t: Target, out: D.DType, count: int, unresolved: int) -> list[str]:
-    import mpmath
     return [f"# nbx reference bank: op={t.op} params={json.dumps(t.params, sort_keys=True)} "
             f"dtype={t.dtype.name} operands={','.join(d.name for d in t.operand_dtypes())} out={out.name}",
             f"# generator={GENERATOR_VERSION} seed={SEED} mpmath={mpmath.__version__} "
@@ -135,7 +136,7 @@ def _header(t: Target, out: D.DType, count: int, unresolved: int) -> list[str]:
 
 def render(t: Target, arrays, tags, bits, ok, out: D.DType) -> str:
     lines = _header(t, out, int(ok.sum()), int((~ok).sum()))
-    in_bits = [_bits_of(a) for a in arrays]
+    in_bits = [bits_of(a) for a in arrays]
     for i in range(len(bits)):
         if not ok[i]:
             continue
@@ -245,14 +246,12 @@ def measure_bank(t: Target, acc) -> None:
         wrong = got != e
         acc.add(bf.inputs, got, Batch(wrong.astype(float), np.zeros(len(got), bool), wrong, exp, True))
         return
-    from oracles.formats import FORMATS
-    from . import ulp
     fmt = FORMATS[out.name]
     ev = exp.view(out.np).astype(np.float64)
     with np.errstate(all="ignore"):
         err = ulp.ulp_error(got, ev, fmt)
     special = ulp.classify_specials(got, ev, fmt, zero_sign_matters=ORACLES[t.op].zero_sign_matters)["special"]
-    not_cr = ~ulp.correctly_rounded(_bits_of(got), exp, fmt)
+    not_cr = ~ulp.correctly_rounded(bits_of(got), exp, fmt)
     acc.add(bf.inputs, got, Batch(np.where(special, np.inf, err), special, not_cr, exp, False))
 
 
@@ -279,8 +278,6 @@ def _atomic_write_bytes(path: Path, data: bytes) -> Path:
 
 def refresh(ops=None, dtypes=None, base: Path | None = None, progress=True, log=print) -> dict:
     """Regenerate the bank files of the selected targets with mpmath; returns a change summary."""
-    import mpmath
-    from .runner import Progress
     base = base or root()
     try:
         manifest = load_manifest(base)

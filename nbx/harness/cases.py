@@ -1,4 +1,4 @@
-"""Input generators, every one a pure function of (format or dtype, size, seed).
+"""Input generators, every one a pure function of (format, dtype or target, size, seed).
 
 - `special_values`: the values PRECISION.md lists for the bank (signed zeros, infinities, NaN, the
   normal/subnormal edges, max finite, +-1, half-integers ...);
@@ -7,7 +7,11 @@
   the subnormals are equally represented (a uniform draw of VALUES would miss all small binades),
   optionally confined to the op's domain;
 - `integers`: bit lengths drawn uniformly, so every magnitude up to the dtype's limit is covered;
-- `exhaustive32_chunks`: all 2^32 float32 patterns, in chunks (for the GPU).
+- `exhaustive32_chunks`: all 2^32 float32 patterns, in chunks (for the GPU);
+- `int_operand`, `float_operands`: the operands of one target's batch, from the generators above
+  (divisors nonzero, shift counts in and just outside range, the specials crossed);
+- `PROFILES`, `PROFILE_SIZES`: how many cases each profile draws, for the value suites and the
+  structural suites.
 """
 from __future__ import annotations
 
@@ -15,9 +19,33 @@ import math
 
 import numpy as np
 
+from oracles import ORACLES
 from oracles.formats import FORMATS, from_bits
 
 from .. import dtype as D
+from .targets import Target
+
+# Case counts of the value suites per profile. float64 results take the mpmath truth for every
+# case, hence fewer.
+PROFILES = {
+    "ci": {"sweep": 1 << 13, "sweep64": 256, "pairs": 1 << 12, "pairs64": 192, "int": 1 << 11},
+    "nightly": {"sweep": 1 << 17, "sweep64": 2048, "pairs": 1 << 16, "pairs64": 1024, "int": 1 << 14},
+    "exhaustive": {"sweep": 1 << 32, "sweep64": 1 << 14, "pairs": 1 << 24, "pairs64": 1 << 12, "int": 1 << 20},
+}
+# Sizes of the structural suites (layout.py, intdiv.py) per profile.
+PROFILE_SIZES = {
+    "ci": {"full_all_dtypes": False, "rand_ranks": (1, 5), "rand_groups": 1, "rand_layouts": 1, "score": 2048,
+           "score64": 64, "grid_reps": 1, "divisible": 256, "float_n": 1024, "float_wrong": 512, "mixed": 256},
+    "nightly": {"full_all_dtypes": True, "rand_ranks": (1, 8), "rand_groups": 8, "rand_layouts": 2, "score": 8192,
+                "score64": 256, "grid_reps": 4, "divisible": 2048, "float_n": 4096, "float_wrong": 2048,
+                "mixed": 1024},
+}
+PROFILE_SIZES["exhaustive"] = PROFILE_SIZES["nightly"]
+
+# Ops whose second operand must not be zero in value suites (an integer zero divisor raises).
+FAULT_OPS = {"floor_divide", "remainder", "fmod", "div"}
+# Ops whose second operand is a shift count.
+SHIFT_OPS = {"bitwise_left_shift", "bitwise_right_shift"}
 
 
 def rng_for(seed: int, *key) -> np.random.Generator:
@@ -130,3 +158,42 @@ def exhaustive32_chunks(chunk: int = 1 << 24, start: int = 0, stop: int = 1 << 3
     """All float32 bit patterns in [start, stop), chunk by chunk (memory stays at one chunk)."""
     for lo in range(start, stop, chunk):
         yield np.arange(lo, min(stop, lo + chunk), dtype=np.uint64).astype(np.uint32).view(np.float32)
+
+
+def int_operand(t: Target, i: int, n: int, rng, d: D.DType) -> np.ndarray:
+    """Operand i of an integer target: `integers`, with shift counts in range and just outside it,
+    pow's exponents non-negative and divisors nonzero."""
+    if t.op in SHIFT_OPS and i == 1:
+        return rng.integers(-2, d.bits + 3, n).astype(d.np)        # in range, and just outside it
+    if t.op == "pow" and i == 1:
+        return rng.integers(0, 70, n).astype(d.np)                  # negative integer exponents raise
+    return integers(d, n, rng, nonzero=(i == 1 and t.op in FAULT_OPS))
+
+
+def float_operands(t: Target, n: int, rng, dts) -> list[np.ndarray]:
+    """The first batch of a float target: stratified operands in the op's domain, a quarter of the
+    second operand close to the first, and the last cases the special values crossed."""
+    oracle = ORACLES[t.op]
+    arrs = []
+    for i, d in enumerate(dts):
+        if d.is_bool:
+            arrs.append(rng.integers(0, 2, n).astype(bool))
+        else:
+            arrs.append(stratified(d, n, rng, oracle.domain[i]))
+    if len(arrs) >= 2 and not dts[1].is_bool and n >= 8:
+        k = n // 4                                                   # a quarter near each other
+        arrs[1][:k] = close_to(arrs[0][:k], rng, dts[1])
+    # the specials: a cross product for binary ops, one operand at a time for ternary
+    sp = [special_values(d) for d in dts]
+    if len(dts) == 2:
+        grid = np.meshgrid(sp[0], sp[1], indexing="ij")
+        rows = [g.reshape(-1) for g in grid]
+    else:
+        rows = [np.resize(sp[i], 0) for i in range(len(dts))]
+        for j in range(len(dts)):
+            m = len(sp[j])
+            rows = [np.concatenate([rows[i], sp[i] if i == j else arrs[i][:m]]) for i in range(len(dts))]
+    m = min(len(rows[0]), n // 2)
+    for i in range(len(dts)):
+        arrs[i][n - m:] = rows[i][:m]
+    return arrs

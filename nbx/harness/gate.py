@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from . import budgets as B
+from .runner import suites_for
 from .targets import targets
 
 
@@ -57,7 +58,6 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
             continue
         if m.max_ulp > b["max_ulp"] + 1e-9:
             fails.append(Failure(k, f"max ulp {m.max_ulp:.4g} > budget {b['max_ulp']}", m.worst))
-    from .runner import suites_for
     for t in targets(ops, dtypes):
         if seen.get((t.label, t.dtype.name), 0) == 0:
             fails.append(Failure((t.label, t.dtype.name, ""), "no measurement (or zero cases) for this op "

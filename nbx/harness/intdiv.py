@@ -1,8 +1,18 @@
-"""The integer-division suite: floor_divide, div(trunc/floor), remainder and fmod against exact
-Python integers (every sign, every bit length, divisible and off-by-one pairs, INT_MIN // -1,
-division by zero raising with `out=` untouched, broadcast and strided operands), and the float
-floor_divide/remainder against Python's exact semantics (including the pairs where floor(a/b) is
-wrong) and mixed integer/float operands measured in ulp. Sizes per profile: suites.PROFILE_SIZES.
+"""The integer-division suite (PRECISION.md, "The integer-division suite").
+
+floor_divide, div (trunc, floor), remainder and fmod on uint8/int8/int16/int32/int64 against exact
+Python integers: every sign combination, |a| and |b| over every bit length (a grid of bit lengths;
+int64 beyond 2^53), divisible pairs and pairs off by one, the special values crossed (INT_MIN // -1
+wraps to INT_MIN, INT_MIN % -1 = 0), division by zero (ZeroDivisionError, also for a 0-dim, a
+Python-scalar, a broadcast and a strided divisor; with out= the out tensor is untouched; a zero only
+in storage a view skips does not raise), broadcast and strided operands. Float targets
+(floor_divide, remainder on float32/float64): Python's exact semantics through fractions (and
+measure.score, for ulp and specials), with pairs where floor(a/b) is wrong (1.0 // 0.1 == 9),
+stratified values of every sign and binade, the special values crossed, and mixed integer/float
+operands (an int tensor with a float tensor: the result dtype must be the float's, the int converts
+first as ATen, scored in ulp). An exact expectation that is representable and missed counts as
+wrong. Sizes per profile (cases.PROFILE_SIZES): ci one pair per (bit length, bit length, signs),
+nightly four.
 """
 from __future__ import annotations
 
@@ -15,10 +25,24 @@ import numpy as np
 from .. import dtype as D
 from ..tensor import Tensor, from_numpy
 from . import cases as C
-from .measure import Batch, score
+from .cases import PROFILE_SIZES
+from .measure import Batch, flat_bits, hexes, score
 from .measurement import Worst
-from .suites import PROFILE_SIZES, _bits, _hexes, call, push_worst, scalar_positions
-from .targets import Target
+from .targets import Target, call, scalar_positions
+
+INT_DTYPES = (D.uint8, D.int8, D.int16, D.int32, D.int64)
+INTDIV_INT = (("floor_divide", {}), ("div", {"rounding_mode": "trunc"}), ("div", {"rounding_mode": "floor"}),
+              ("remainder", {}), ("fmod", {}))
+INTDIV_FLOAT = (("floor_divide", {}), ("remainder", {}))
+INTDIV_FLOAT_DTYPES = (D.float32, D.float64)
+
+
+def applies(t: Target) -> bool:
+    """The suite measures the integer ops of INTDIV_INT on INT_DTYPES and the float ops of
+    INTDIV_FLOAT on INTDIV_FLOAT_DTYPES, each with exactly the listed parameters."""
+    if t.dtype in INT_DTYPES and any(t.op == op and t.params == p for op, p in INTDIV_INT):
+        return True
+    return t.dtype in INTDIV_FLOAT_DTYPES and any(t.op == op and t.params == p for op, p in INTDIV_FLOAT)
 
 
 # ====================================================================== the integer-division suite
@@ -94,25 +118,25 @@ def _check_int_batch(t: Target, acc, a: np.ndarray, b: np.ndarray, got, desc: st
         acc.cases += len(ab)
         acc.wrong += len(ab)
         what = f"{got.shape} {got.dtype.name}" if isinstance(got, Tensor) else type(got).__name__
-        push_worst(acc, Worst([], "", "", math.inf, f"intdiv {desc}: result {what}, expected "
-                                                    f"{tuple(np.broadcast_shapes(a.shape, b.shape))} {out_dtype.name}"))
+        acc.push_worst(Worst([], "", "", math.inf, f"intdiv {desc}: result {what}, expected "
+                                                   f"{tuple(np.broadcast_shapes(a.shape, b.shape))} {out_dtype.name}"))
         return
     g = got.numpy().reshape(-1)
     exp = np.array([_wrap(exact_int(t.op, t.params, int(x), int(y)), out_dtype)
                     for x, y in zip(ab.tolist(), bb.tolist())], dtype=object).astype(out_dtype.np)
     wrong = g != exp
-    gb, eb = _bits(g), _bits(exp)
+    gb, eb = flat_bits(g), flat_bits(exp)
     acc.add([ab, bb], g, Batch(wrong.astype(np.float64), np.zeros(len(g), bool), wrong, eb, True))
     if wrong.any():
         i = int(np.flatnonzero(wrong)[0])
-        push_worst(acc, Worst([str(int(ab[i])), str(int(bb[i]))], str(int(g[i])), str(int(exp[i])), math.inf,
-                              f"intdiv {desc}: {int(wrong.sum())} wrong (got {hex(int(gb[i]))})"))
+        acc.push_worst(Worst([str(int(ab[i])), str(int(bb[i]))], str(int(g[i])), str(int(exp[i])), math.inf,
+                             f"intdiv {desc}: {int(wrong.sum())} wrong (got {hex(int(gb[i]))})"))
 
 
 def _expect_fault(t: Target, acc, desc: str, operands, out=None, must_raise: bool = True) -> None:
     """One zero-division case: the op must raise ZeroDivisionError (and leave out= untouched)."""
     acc.cases += 1
-    before = _bits(out.numpy()).copy() if out is not None else None
+    before = flat_bits(out.numpy()).copy() if out is not None else None
     try:
         call(t, operands, out=out)
         raised = None
@@ -120,21 +144,21 @@ def _expect_fault(t: Target, acc, desc: str, operands, out=None, must_raise: boo
         raised = e
     except Exception as e:  # noqa: BLE001
         acc.wrong += 1
-        push_worst(acc, Worst([], "", "", math.inf, f"intdiv {desc}: raised {type(e).__name__}: {e} "
-                                                    f"(ZeroDivisionError expected)"))
+        acc.push_worst(Worst([], "", "", math.inf, f"intdiv {desc}: raised {type(e).__name__}: {e} "
+                                                   f"(ZeroDivisionError expected)"))
         return
     if must_raise and raised is None:
         acc.wrong += 1
-        push_worst(acc, Worst([], "", "", math.inf, f"intdiv {desc}: no ZeroDivisionError for a zero divisor"))
+        acc.push_worst(Worst([], "", "", math.inf, f"intdiv {desc}: no ZeroDivisionError for a zero divisor"))
         return
     if not must_raise and raised is not None:
         acc.wrong += 1
-        push_worst(acc, Worst([], "", "", math.inf, f"intdiv {desc}: raised ZeroDivisionError ({raised}) though "
-                                                    "no element the view covers is zero"))
+        acc.push_worst(Worst([], "", "", math.inf, f"intdiv {desc}: raised ZeroDivisionError ({raised}) though "
+                                                   "no element the view covers is zero"))
         return
-    if out is not None and not np.array_equal(_bits(out.numpy()), before):
+    if out is not None and not np.array_equal(flat_bits(out.numpy()), before):
         acc.wrong += 1
-        push_worst(acc, Worst([], "", "", math.inf, f"intdiv {desc}: out= was written although the op raised"))
+        acc.push_worst(Worst([], "", "", math.inf, f"intdiv {desc}: out= was written although the op raised"))
 
 
 def run_intdiv(t: Target, profile: str, seed: int, acc) -> None:
@@ -154,7 +178,7 @@ def run_intdiv(t: Target, profile: str, seed: int, acc) -> None:
         except Exception as e:  # noqa: BLE001 (a failure is a result: counted, named)
             acc.cases += 1
             acc.wrong += 1
-            push_worst(acc, Worst([], "", "", math.inf, f"intdiv {desc}: raised {type(e).__name__}: {e}"))
+            acc.push_worst(Worst([], "", "", math.inf, f"intdiv {desc}: raised {type(e).__name__}: {e}"))
 
     # 1. the bit-length grid x signs, divisible +-1, specials crossed (contiguous, one launch)
     guarded("grid", lambda: _check_int_batch(t, acc, a, b, call(t, [from_numpy(a), from_numpy(b)]),
@@ -265,9 +289,9 @@ def _fraction_check(t: Target, acc, arrays, got: np.ndarray, out: D.DType, desc:
     acc.wrong += wrong
     if first is not None:
         i, x, y, gv, want = first
-        push_worst(acc, Worst(_hexes(arrays, i), repr(gv), repr(float(want)), math.inf,
-                              f"intdiv {desc}: {wrong} results differ from the exact value "
-                              f"({x!r} {'//' if t.op == 'floor_divide' else '%'} {y!r} = {float(want)!r}, got {gv!r})"))
+        acc.push_worst(Worst(hexes(arrays, i), repr(gv), repr(float(want)), math.inf,
+                             f"intdiv {desc}: {wrong} results differ from the exact value "
+                             f"({x!r} {'//' if t.op == 'floor_divide' else '%'} {y!r} = {float(want)!r}, got {gv!r})"))
 
 
 def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:
@@ -283,13 +307,13 @@ def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:
         except Exception as e:  # noqa: BLE001
             acc.cases += len(arrays[0])
             acc.wrong += len(arrays[0])
-            push_worst(acc, Worst([], "", "", math.inf, f"intdiv {desc}: raised {type(e).__name__}: {e}"))
+            acc.push_worst(Worst([], "", "", math.inf, f"intdiv {desc}: raised {type(e).__name__}: {e}"))
             return
         if res.dtype is not out_dtype or res.shape != arrays[0].shape:
             acc.cases += len(arrays[0])
             acc.wrong += len(arrays[0])
-            push_worst(acc, Worst([], "", "", math.inf, f"intdiv {desc}: result {res.shape} {res.dtype.name}, "
-                                                        f"expected {arrays[0].shape} {out_dtype.name}"))
+            acc.push_worst(Worst([], "", "", math.inf, f"intdiv {desc}: result {res.shape} {res.dtype.name}, "
+                                                       f"expected {arrays[0].shape} {out_dtype.name}"))
             return
         got = res.numpy()
         acc.add(arrays, got, score(t, arrays, got))

@@ -8,6 +8,7 @@ mpmath truth for every case, as a double-double. Integer and bool results are ex
 from __future__ import annotations
 
 import heapq
+import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -16,12 +17,12 @@ import numpy as np
 
 from oracles import ORACLES, evaluate_mp
 from oracles.formats import FORMATS, to_bits
-from oracles.rounding import round_correctly, round_float64_array_to
+from oracles.rounding import RoundResult, round_correctly, round_float64_array_to, round_mpf
 
 from .. import dtype as D
 from . import ulp
 from .measurement import Measurement, Worst
-from .targets import Target
+from .targets import PARAM_OPERANDS, Target
 
 CLOSE = 1e-6
 HIST_EDGES = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 4096.0, 2.0 ** 20, math.inf]
@@ -43,7 +44,6 @@ def oracle_params(target: Target, out: D.DType) -> dict:
 
 
 def _takes(fn, name: str) -> bool:
-    import inspect
     try:
         return fn is not None and name in inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -54,9 +54,21 @@ def _hex(bits) -> str:
     return hex(int(bits))
 
 
-def _bits_of(a: np.ndarray) -> np.ndarray:
+def bits_of(a: np.ndarray) -> np.ndarray:
+    """The bit patterns of an array of an nbx dtype, as its same-width unsigned integers."""
     d = D.from_numpy_dtype(a.dtype)
     return a.view(d.uint_np) if d.itemsize > 1 or d.is_bool else a.view(np.uint8)
+
+
+def flat_bits(a: np.ndarray) -> np.ndarray:
+    """The bit patterns of any array, flattened (bool as uint8): for bit-for-bit comparisons."""
+    a = np.ascontiguousarray(a).reshape(-1)
+    return a.view(np.uint8) if a.dtype == np.bool_ else a.view(f"u{a.dtype.itemsize}")
+
+
+def hexes(arrs, i) -> list[str]:
+    """Element i of each array, as hex bit patterns (the inputs of a Worst)."""
+    return [hex(int(flat_bits(a)[i])) for a in arrs]
 
 
 @dataclass
@@ -79,11 +91,12 @@ def _wrap(v: int, d: D.DType) -> int:
     return v
 
 
-def _exact_expected(target, arrays, out: D.DType, params) -> np.ndarray:
+def exact_expected(target, arrays, out: D.DType, params) -> np.ndarray:
+    """The exact integer or bool results: the oracle's `exact_int` on Python ints for integer
+    operands, else its float64 function, wrapped (or, for `to`, saturated) to the output dtype."""
     oracle = ORACLES[target.op]
     if oracle.exact_int is not None and not any(D.from_numpy_dtype(a.dtype).is_float for a in arrays):
         pyvals = [a.astype(object) if a.dtype != np.bool_ else a.astype(int).astype(object) for a in arrays]
-        from .targets import PARAM_OPERANDS
         pyvals += [np.full(len(arrays[0]), target.params[k], dtype=object)
                    for k in PARAM_OPERANDS.get(target.op, ()) if target.params.get(k) is not None]
         res = [oracle.exact_int(*(int(v) for v in row), **params) for row in zip(*pyvals)]
@@ -130,7 +143,6 @@ def round_exact_or_ziv(oracle, row: tuple, params: dict, fmt):
     with mpmath.workprec(2 * p):
         y2 = fn(*row)
     if isinstance(y1, mpmath.mpf) and isinstance(y2, mpmath.mpf) and y1 == y2:
-        from oracles.rounding import RoundResult, round_mpf
         bits = round_mpf(y2, fmt)
         return RoundResult(bits, rr.value, True, 2 * p)
     return rr
@@ -141,9 +153,9 @@ def score(target: Target, arrays: list[np.ndarray], got: np.ndarray) -> Batch:
     oracle = ORACLES[target.op]
     params = oracle_params(target, out)
     if not out.is_float:
-        expected = _exact_expected(target, arrays, out, params)
+        expected = exact_expected(target, arrays, out, params)
         wrong = got != expected
-        return Batch(wrong.astype(np.float64), np.zeros(len(got), bool), wrong, _bits_of(expected), True)
+        return Batch(wrong.astype(np.float64), np.zeros(len(got), bool), wrong, bits_of(expected), True)
     fmt = FORMATS[out.name]
     vals = target.oracle_values(arrays, out)
     if out is D.float64:
@@ -226,16 +238,21 @@ class Accumulator:
             bad = np.union1d(bad, np.argsort(-finite, kind="stable")[:8])
         if bad.size:
             order = bad[np.argsort(-np.where(np.isinf(b.err[bad]), 1e300, b.err[bad]))][:8]
-            gbits = _bits_of(got)
+            gbits = bits_of(got)
             for i in order:
-                w = Worst([_hex(_bits_of(a)[i]) for a in arrays], _hex(gbits[i]), _hex(b.expected_bits[i]),
+                w = Worst([_hex(bits_of(a)[i]) for a in arrays], _hex(gbits[i]), _hex(b.expected_bits[i]),
                           float(b.err[i]), "special mismatch" if b.special[i] else ("wrong" if b.exact else ""))
-                self._seq += 1
-                item = (w.ulp if math.isfinite(w.ulp) else 1e300, self._seq, w)
-                if len(self.worst) < 8:
-                    heapq.heappush(self.worst, item)
-                else:
-                    heapq.heappushpop(self.worst, item)
+                self.push_worst(w, w.ulp if math.isfinite(w.ulp) else 1e300)
+
+    def push_worst(self, w: Worst, key: float = 1e300) -> None:
+        """Keep w among the 8 worst entries by key (later entries win ties); the default key ranks
+        a structural failure (no ulp figure) with the infinite errors."""
+        self._seq += 1
+        item = (key, self._seq, w)
+        if len(self.worst) < 8:
+            heapq.heappush(self.worst, item)
+        else:
+            heapq.heappushpop(self.worst, item)
 
     def measurement(self, wall_s: float, error: str = "") -> Measurement:
         n = max(self.total_hint, self.cases)

@@ -2,6 +2,8 @@
 
 A Target is one row of the precision table. Variants measure the parameter values whose code
 paths differ (div's rounding modes, gelu's tanh form, add with alpha != 1, every cast target).
+`Target.run` runs 1-D operand arrays through the op's function; `call` runs the op on its real
+signature (tensors, views, Python scalars, out=) for the structural suites.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 
 from .. import dtype as D
 from ..ops import FUNCTIONS, OPS
+from ..ops import registry as R
 from ..tensor import from_numpy
 
 # Parameter variants measured besides the defaults. `to` has no default target: only variants.
@@ -112,13 +115,13 @@ def targets(ops=None, dtypes=None) -> list[Target]:
             if dtypes and d.name not in dtypes:
                 continue
             for params in variants:
-                if not _variant_applies(spec, params, d):
+                if not variant_applies(spec, params, d):
                     continue
                 out.append(Target(name, params, d))
     return out
 
 
-def _variant_applies(spec, params, d: D.DType) -> bool:
+def variant_applies(spec, params, d: D.DType) -> bool:
     if spec.name in ("threshold", "masked_fill", "clamp") and not d.is_float:
         return all(isinstance(v, int) and (d.is_bool or d.min <= v <= d.max) for v in params.values()) and \
             not (d.is_bool and spec.name != "masked_fill")
@@ -129,3 +132,22 @@ def _variant_applies(spec, params, d: D.DType) -> bool:
     if spec.name == "div" and params.get("rounding_mode") and d.is_bool:
         return False
     return True
+
+
+# ---------------------------------------------------------------------- calling an op (structural suites)
+def call(t: Target, operands, out=None):
+    """The op on its real signature (operands, then the target's parameters: clamp's bounds, to's dtype),
+    through OPS, so a patched OPS entry is what runs."""
+    return R.run(OPS[t.op], list(operands), dict(t.params), out=out)
+
+
+def n_operands(t: Target) -> int:
+    return OPS[t.op].arity
+
+
+def scalar_positions(t: Target) -> tuple:
+    return tuple(OPS[t.op].scalar_operands)
+
+
+def operand_dtype(t: Target, i: int) -> D.DType:
+    return D.bool_ if i in BOOL_OPERANDS.get(t.op, ()) else t.dtype

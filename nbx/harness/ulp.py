@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 
 from oracles.formats import FORMATS, FloatFormat, from_bits, get_format, min_normal, min_subnormal
@@ -173,8 +174,6 @@ def ulp_error_exact(got, expected_mpf, fmt: FloatFormat | str = "float64") -> np
     rounded once to float64: for the few float64 cases whose float64-based err lies near a
     decision. Specials follow ulp_error: 0 for both NaN or got equal to the infinity that y rounds
     to, inf for a NaN or inf mismatch."""
-    import mpmath
-
     f = get_format(fmt)
     g = _as_float64(got, "got")
     ys = list(expected_mpf)
