@@ -235,3 +235,21 @@ def round_array(x: np.ndarray, dtype: str) -> np.ndarray:
         _round_kernel[(triton.cdiv(x.size, BLOCK),)](from_numpy(x), out, x.size, P=p, EMIN=emin, EMAX=emax,
                                                       BLOCK=BLOCK, **launch.kernel_options())
     return out.numpy()
+
+
+@triton.jit
+def _bit_patterns_kernel(out_ptr, start, n, UT: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    bits = (start + i).to(UT)
+    tl.store(out_ptr + i, bits.to(out_ptr.dtype.element_ty, bitcast=True), mask=m)
+
+
+def bit_patterns(dtype: str, start: int, n: int) -> Tensor:
+    """The n values of `dtype` whose bit patterns are start, start + 1, ... (made on the device)."""
+    d = D.DTYPES[dtype]
+    out = empty(n, dtype=dtype)
+    ut = {2: tl.uint16, 4: tl.uint32}[d.itemsize]
+    _bit_patterns_kernel[(max(1, triton.cdiv(n, BLOCK)),)](out, start, n, UT=ut, BLOCK=BLOCK,
+                                                           **launch.kernel_options())
+    return out
