@@ -12,11 +12,15 @@ from triton.language.extra.cuda import libdevice
 from . import device
 from .unary import LIBM
 
+# float64 constants (a kernel reads only constexpr globals; a float constant that float32 cannot
+# hold exactly takes float64)
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
-SQRT_HALF = 0.7071067811865476
-SQRT_2_OVER_PI = 0.7978845608028654
-GELU_TANH_COEFF = 0.044715
+SELU_SCALE_ALPHA = tl.constexpr(SELU_SCALE * SELU_ALPHA)
+SELU_SCALE_C = tl.constexpr(SELU_SCALE)
+SQRT_HALF = tl.constexpr(0.7071067811865476)
+SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
+GELU_TANH_COEFF = tl.constexpr(0.044715)
 
 
 @triton.jit
@@ -65,7 +69,8 @@ def _tanh(x, p0, p1):
 
 @triton.jit
 def _hardsigmoid(x, p0, p1):
-    return tl.minimum(tl.maximum((x + 3.0) / 6.0, 0.0), 1.0)
+    return tl.minimum(tl.maximum((x + 3.0) / 6.0, 0.0, propagate_nan=tl.PropagateNan.ALL), 1.0,
+                      propagate_nan=tl.PropagateNan.ALL)
 
 
 @triton.jit
@@ -90,7 +95,7 @@ def _celu(x, alpha, p1):
 
 @triton.jit
 def _selu(x, p0, p1):
-    return tl.where(x > 0, SELU_SCALE * x, (SELU_SCALE * SELU_ALPHA) * libdevice.expm1(x))
+    return tl.where(x > 0, SELU_SCALE_C * x, SELU_SCALE_ALPHA * libdevice.expm1(x))
 
 
 @triton.jit
