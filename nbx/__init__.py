@@ -2,25 +2,57 @@
 
 The backend is chosen at import (`NBX_BACKEND=auto|cuda|interpreter`), before any kernel module is
 loaded, because Triton's interpreter must be switched on before `@triton.jit` runs.
+
+The rest (dtypes, Tensor, the ops, and with them Triton) loads on the first use of a public name
+(`nbx.exp`, `nbx.OPS`, `from nbx import float32`), so that importing a light submodule (`nbx.cli`,
+`nbx.harness.report`) stays light: `nbx --help` imports no Triton. A submodule imported directly
+brings what it needs; nbx/kernels/__init__.py installs the interpreter's libdevice.
 """
 from . import backend as _backend  # noqa: I001  (must come first: sets TRITON_INTERPRET)
 
-if not _backend.IS_CUDA:
-    _backend.active.install_libdevice()
-
-from .backend import backend_id, backend_info  # noqa: E402
-from .dtype import (DTYPES, DType, bfloat16, bool_, float16, float32, float64, int8, int16,  # noqa: E402
-                    int32, int64, uint8)
-from .errors import BackendError, DeviceOOMError  # noqa: E402
-from .promotion import promote_types, result_type  # noqa: E402
-from .tensor import Tensor, empty, from_numpy, full, ones, tensor, zeros  # noqa: E402
-from . import ops  # noqa: E402
-from .ops import OPS, FUNCTIONS, contiguous  # noqa: E402
-
-globals().update(FUNCTIONS)
-bool = bool_  # noqa: A001  (nbx.bool, as torch.bool)
-
 __version__ = "0.1.0"
+
+_loaded = False
+
+
+def _load() -> None:
+    """Import the library and bind its public names here (once)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    try:
+        from .backend import backend_id, backend_info
+        from .dtype import (DTYPES, DType, bfloat16, bool_, float16, float32, float64, int8, int16,
+                            int32, int64, uint8)
+        from .errors import BackendError, DeviceOOMError
+        from .promotion import promote_types, result_type
+        from .tensor import Tensor, empty, from_numpy, full, ones, tensor, zeros
+        from . import ops
+        from .ops import OPS, FUNCTIONS, contiguous
+    except BaseException:
+        _loaded = False
+        raise
+    names = {k: v for k, v in locals().items() if k != "names"}
+    names.update(FUNCTIONS)
+    names["bool"] = bool_   # nbx.bool, as torch.bool
+    globals().update(names)
+
+
+def __getattr__(name: str):
+    # Dunder probes (copy, pickle, inspect, doctest) must not load the library.
+    if name.startswith("__") or _loaded:
+        raise AttributeError(f"module 'nbx' has no attribute {name!r}")
+    _load()
+    try:
+        return globals()[name]
+    except KeyError:
+        raise AttributeError(f"module 'nbx' has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    _load()
+    return sorted(globals())
 
 
 def synchronize() -> None:
