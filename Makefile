@@ -26,12 +26,15 @@ test: $(STAMP)
 	$(PY) -m nbx gate --report reports/runs/ci-gate
 
 # The nightly runs as NBX_JOBS shards in parallel (one per core here), merged into reports/latest.
+# Each shard prints a whole progress line (jobs done, rate, ETA) every 30 s, tagged with its shard:
+# bars redrawn in place by several processes would overwrite each other on one terminal.
 NBX_JOBS ?= 2
 report: $(STAMP)
 	$(PY) -m nbx bank check
 	rm -rf reports/runs/nightly-shard*
 	for i in $$(seq 0 $$(($(NBX_JOBS) - 1))); do \
-	  $(PY) -m nbx run --profile nightly --shard $$i/$(NBX_JOBS) --out reports/runs/nightly-shard$$i --quiet & \
+	  $(PY) -m nbx run --profile nightly --shard $$i/$(NBX_JOBS) --out reports/runs/nightly-shard$$i \
+	    --progress lines & \
 	done; wait
 	$(PY) -m nbx report merge reports/runs/nightly-$$(date -u +%Y%m%dT%H%M%SZ) reports/runs/nightly-shard* --latest
 	$(PY) -m nbx gate --report reports/latest
