@@ -200,14 +200,16 @@ def test_junit():
 def test_markdown():
     r = sample_report()
     md = render_markdown(r, failures={("log", "float32", "sweep"): ["specials 2 > 0"]})
-    assert "interpreter-numpy2.4.6" in md and "abc1234" in md and r.run_id in md
-    assert "**1** failing their budgets" in md
-    sweep = md.split("## sweep")[1].split("\n## ")[0]
+    lines = md.splitlines()
+    assert lines[0].startswith("# nbx report: FAIL | interpreter-numpy2.4.6 | profile ci | run ")
+    assert r.run_id in lines[0] and "abc1234" in md
+    assert "1 measurement(s) failing their budgets" in md and "1 raised" in md
+    sweep = md.split("<summary>sweep")[1].split("</details>")[0]
     rows = [line for line in sweep.splitlines() if line.startswith("| ") and "---" not in line][1:]
-    assert [row.split(" | ")[1] for row in rows] == ["exp", "log"]   # max ulp descending
+    assert [row.split(" | ")[1] for row in rows] == ["exp", "log"]   # by op in the tables
     assert "| FAIL | log |" in md
     assert "0x402df855" in md                                        # worst inputs listed
-    assert "kernel failed \\| with &lt;b&gt;" in md                # pipes and markup escaped
+    assert "kernel failed \\| with &lt;b>markup&lt;/b>" in md               # pipes and markup escaped
     for line in md.splitlines():
         if line.startswith("| "):
             assert line.endswith(" |")
@@ -273,5 +275,7 @@ def test_diff_across_backends_nan_and_errors():
     # Case counts differ, so the fraction is compared: 10% -> 5% is an improvement.
     assert [c.field for c in d.improvements] == ["frac_not_correctly_rounded"]
     text = format_diff(d)
-    assert "different backends" in text and "cuda-sm90-triton3.6.0" in text
+    assert "NOTE: backends differ" in text and "cuda-sm90-triton3.6.0" in text
+    assert d.incomparable == ["backends differ (interpreter-numpy2.4.6 vs cuda-sm90-triton3.6.0): "
+                              "other code and libm"]
     assert "boom" in text

@@ -7,8 +7,11 @@ OPS with no measurement or zero cases; a NaN metric; a measurement that raised; 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from ..backend import backend_id as current_backend_id
+from . import bank
 from . import budgets as B
 from .runner import suites_for
 from .targets import targets
@@ -92,3 +95,46 @@ def failures_by_key(fails: list[Failure]) -> dict:
     for f in fails:
         out.setdefault(tuple(f.key), []).append(f.reason)
     return out
+
+
+@dataclass
+class Verdict:
+    """A report gated: its failures, and the budgets and selection it was gated with (what the
+    summary shows next to each figure)."""
+    failures: list[Failure]
+    budgets: dict                     # "op|dtype" -> budget entry, from budgets_path
+    budgets_path: Path
+    backend_id: str
+    ops: list | None = None           # the ops and dtypes gated (None: every one)
+    dtypes: list | None = None
+    bank_checked: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def by_key(self) -> dict:
+        return failures_by_key(self.failures)
+
+    def budget(self, op: str, dtype: str) -> float | None:
+        entry = self.budgets.get(B.key(op, dtype))
+        return None if entry is None else float(entry["max_ulp"])
+
+
+def evaluate(report, *, budgets_path: Path | None = None, ops=None, dtypes=None,
+             check_bank: bool = True) -> Verdict:
+    """Gate a report as `nbx gate` does: against budgets_path (default: the committed file of the
+    report's backend), on the given ops and dtypes (default: those the run was asked for, from
+    its argv, so a partial run is gated on its own targets), with the bank's staleness check."""
+    bid = report.backend_id or current_backend_id()
+    path = Path(budgets_path) if budgets_path else B.path_for(bid)
+    data = B.load(path)
+    sel_ops = list(ops) if ops else report.option_values("--op")
+    sel_dtypes = list(dtypes) if dtypes else report.option_values("--dtype")
+    problems = bank.check(ops=sel_ops, dtypes=sel_dtypes, verify=False) if check_bank else []
+    ms = [m for m in report.measurements if (not ops or m.op.split(":")[0] in ops)
+          and (not dtypes or m.dtype in dtypes)]
+    fails = decide(ms, data, ops=sel_ops, dtypes=sel_dtypes, bank_problems=problems,
+                   suites=report.option_values("--suite"))
+    return Verdict(fails, data.get("budgets", {}), path, bid, sel_ops, sel_dtypes, check_bank)

@@ -8,31 +8,37 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbx.harness.report.diff import Change, ReportDiff, diff_reports, format_diff
+from nbx.harness.report.diff import Change, ReportDiff, diff_reports, format_diff, incomparable
 from nbx.harness.report.html import render_html
-from nbx.harness.report.json_report import (REPORT_FILE, Key, Report, atomic_symlink,
-                                            atomic_write_text, load_report, merge_reports,
-                                            new_run_id)
+from nbx.harness.report.json_report import (REPORT_FILE, Key, Previous, Report, atomic_symlink,
+                                            atomic_write_text, find_previous, load_report,
+                                            merge_reports, new_run_id, parse_label)
 from nbx.harness.report.junit import render_junit
 from nbx.harness.report.markdown import render_markdown
 
-__all__ = ["Change", "Key", "Report", "ReportDiff", "atomic_symlink", "atomic_write_text",
-           "diff_reports", "format_diff", "load_report", "merge_reports", "new_run_id",
-           "render_html", "render_junit", "render_markdown", "write_report"]
+__all__ = ["Change", "Key", "Previous", "Report", "ReportDiff", "atomic_symlink",
+           "atomic_write_text", "diff_reports", "find_previous", "format_diff", "incomparable",
+           "load_report", "merge_reports", "new_run_id", "parse_label", "render_html",
+           "render_junit", "render_markdown", "write_report"]
 
 
 def write_report(report: Report, run_dir: Path, latest: Path | None = None, *,
-                 failures: dict[Key, list[str]] | None = None) -> dict[str, Path]:
+                 failures: dict[Key, list[str]] | None = None, verdict=None,
+                 previous: Previous | None = None) -> dict[str, Path]:
     """Write report.json, summary.md, junit.xml and report.html into run_dir, then point
     `latest` (a relative symlink) at run_dir. Returns the written paths by format.
-
-    failures: measurement key -> budget failure messages, from the budget checker; without it
-    only measurements with an error are marked as failing.
+    verdict: gate.evaluate's result for the report, shown in every file; failures (measurement
+    key -> messages) stands in for it where there is none; with neither, only measurements with
+    an error are marked as failing. previous: find_previous's result, the report the summary's
+    changes are against (None: no comparison).
     """
+    if verdict is not None and failures is None:
+        failures = verdict.by_key()
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     rendered = {
-        "markdown": ("summary.md", render_markdown(report, failures=failures)),
+        "markdown": ("summary.md", render_markdown(report, failures=failures, verdict=verdict,
+                                                   previous=previous)),
         "junit": ("junit.xml", render_junit(report, failures=failures)),
         "html": ("report.html", render_html(report, failures=failures)),
         # report.json last: its presence means the other three are complete too.

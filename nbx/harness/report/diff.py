@@ -1,4 +1,9 @@
-"""Compare two reports: what regressed, what improved, what appeared and disappeared."""
+"""Compare two reports: what regressed, what improved, what appeared and disappeared.
+
+Figures are like for like only between runs of one profile, seed and backend (another profile or
+seed draws other cases, another backend runs other code): `incomparable` says why two reports are
+not, and `nbx report diff` refuses such a pair unless forced.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,10 @@ from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp
 # Figures where more is worse. max_ulp honours the tolerance; the others are counts whose
 # budget is 0 and where any increase matters.
 COUNT_FIELDS = ("special_mismatches", "wrong", "not_correctly_rounded")
+# A correctly rounded result is within half an ulp (plus the gate's 1e-9 of float noise). Where
+# both reports are within it, max ulp only moves with the cases drawn, within [0, 0.5]: the count
+# not correctly rounded is the figure that says whether the op got worse.
+CORRECTLY_ROUNDED_ULP = 0.5 + 1e-9
 
 
 @dataclass
@@ -38,6 +47,7 @@ class ReportDiff:
     improvements: list[Change] = field(default_factory=list)
     added: list[Key] = field(default_factory=list)
     removed: list[Key] = field(default_factory=list)
+    incomparable: list[str] = field(default_factory=list)    # why the figures are not like for like
 
     @property
     def same_backend(self) -> bool:
@@ -58,7 +68,9 @@ def _compare(old: Measurement, new: Measurement, tolerance: float) -> tuple[list
     better: list[Change] = []
     key = new.key()
     o, n = old.max_ulp, new.max_ulp
-    if (n != n) != (o != o):
+    if o <= CORRECTLY_ROUNDED_ULP and n <= CORRECTLY_ROUNDED_ULP:
+        pass                         # correctly rounded in both: not_correctly_rounded decides below
+    elif (n != n) != (o != o):
         (worse if n != n else better).append(Change(key, "max_ulp", o, n))
     elif o == o and n != o:
         # inf == inf is no change; inf - inf would be nan, hence the explicit equality test.
@@ -82,12 +94,29 @@ def _compare(old: Measurement, new: Measurement, tolerance: float) -> tuple[list
     return worse, better
 
 
+def incomparable(old: Report, new: Report) -> list[str]:
+    """Why the figures of two reports are not like for like (empty: they are)."""
+    out = []
+    if old.profile != new.profile:
+        out.append(f"profiles differ ({old.profile or '?'} vs {new.profile or '?'}): other case "
+                   "counts and samples")
+    if old.seed != new.seed:
+        out.append(f"seeds differ ({old.seed} vs {new.seed}): other sampled cases")
+    if old.backend_id != new.backend_id:
+        out.append(f"backends differ ({old.backend_id or '?'} vs {new.backend_id or '?'}): other "
+                   "code and libm")
+    return out
+
+
 def diff_reports(old: Report, new: Report, *, tolerance: float = 0.0) -> ReportDiff:
     """Per key in both reports, the figures that went up (regressions) or down (improvements).
 
-    tolerance: max_ulp changes of at most this many ulp are ignored (timing-free figures are
-    deterministic, but a sampled sweep with another seed moves by a few hundredths).
-    Reports of different backends are still compared; ReportDiff.same_backend says so.
+    tolerance, in ulp (units in the last place of the measurement's result dtype): max ulp
+    changes of at most this much are ignored. For one profile, seed and backend the figures are
+    deterministic and 0 is right; between seeds a sampled sweep moves by a few hundredths.
+    A measurement correctly rounded in both reports (max ulp <= 0.5) is compared by its count
+    not correctly rounded alone. Incomparable reports are still compared; the diff lists why
+    they should not have been (ReportDiff.incomparable).
     """
     if not (tolerance >= 0):
         raise ValueError(f"diff_reports: tolerance must be a number >= 0, got {tolerance!r}")
@@ -95,7 +124,8 @@ def diff_reports(old: Report, new: Report, *, tolerance: float = 0.0) -> ReportD
     d = ReportDiff(old_run_id=old.run_id, new_run_id=new.run_id,
                    old_backend=old.backend_id, new_backend=new.backend_id,
                    added=sorted(set(new_by) - set(old_by)),
-                   removed=sorted(set(old_by) - set(new_by)))
+                   removed=sorted(set(old_by) - set(new_by)),
+                   incomparable=incomparable(old, new))
     for key in sorted(set(old_by) & set(new_by)):
         worse, better = _compare(old_by[key], new_by[key], tolerance)
         d.regressions += worse
@@ -113,9 +143,8 @@ def format_diff(d: ReportDiff) -> str:
     """A plain-text summary: header, then regressions, improvements, added and removed keys."""
     lines = [f"nbx report diff: {d.old_run_id} ({d.old_backend or '?'}) -> "
              f"{d.new_run_id} ({d.new_backend or '?'})"]
-    if not d.same_backend:
-        lines.append(f"NOTE: different backends ({d.old_backend or '?'} vs {d.new_backend or '?'}); "
-                     "figures are compared anyway")
+    for why in d.incomparable:
+        lines.append(f"NOTE: {why}; figures compared anyway")
     lines.append(f"{len(d.regressions)} regressions, {len(d.improvements)} improvements, "
                  f"{len(d.added)} added, {len(d.removed)} removed")
     header = ("op", "dtype", "suite", "figure", "old", "new")

@@ -44,6 +44,33 @@ class Report:
     def backend_id(self) -> str:
         return str(self.backend.get("id", ""))
 
+    def option_values(self, flag: str) -> list[str] | None:
+        """The values given to `flag` on the command line that made this report (`--op exp`,
+        `--op=exp`), or None when it was not given. The CLI parser takes no abbreviations, so
+        the stored argv spells every flag in full."""
+        return argv_values(self.argv, flag)
+
+    @property
+    def seed(self) -> int:
+        vals = self.option_values("--seed")
+        try:
+            return int(vals[-1]) if vals else 0
+        except ValueError:
+            return 0
+
+    @property
+    def shard(self) -> tuple[int, int] | None:
+        """(i, n) of a lone shard of a sharded run; None for a whole run or a merged report (a
+        merged report keeps its first shard's argv, and lists its shards)."""
+        vals = self.option_values("--shard")
+        if not vals or self.shards:
+            return None
+        try:
+            i, n = (int(x) for x in vals[-1].split("/"))
+        except ValueError:
+            return None
+        return (i, n) if n > 1 else None
+
     def by_key(self) -> dict[Key, Measurement]:
         return {m.key(): m for m in self.measurements}
 
@@ -97,6 +124,40 @@ class Report:
         return cls.from_dict(d)
 
 
+def argv_values(argv: list, flag: str) -> list[str] | None:
+    argv = [str(a) for a in argv or []]
+    vals = [argv[i + 1] for i, x in enumerate(argv[:-1]) if x == flag]
+    vals += [x.split("=", 1)[1] for x in argv if x.startswith(flag + "=")]
+    return vals or None
+
+
+def parse_param_value(text: str):
+    """A parameter value as a target label prints it (str() of the value): an int, a float, True,
+    False, None, or else the string itself (`tanh`, `float16`)."""
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return {"True": True, "False": False, "None": None}.get(text, text)
+
+
+def parse_label(label: str) -> tuple[str, dict]:
+    """Split a target label `op` or `op:k=v,...` (Measurement.op, as targets.Target.label writes
+    it) into the op name and its parameters; parse_label(t.label) == (t.op, t.params)."""
+    op, sep, rest = label.partition(":")
+    params: dict = {}
+    if sep:
+        for item in rest.split(","):
+            k, eq, v = item.partition("=")
+            if not eq or not k:
+                raise ValueError(f"{label!r}: expected op:name=value,... (got {item!r})")
+            params[k] = parse_param_value(v)
+    if not op:
+        raise ValueError(f"{label!r}: no op name")
+    return op, params
+
+
 def load_report(path: str | os.PathLike) -> Report:
     """Read a report from a report.json path or from a run directory holding one."""
     path = Path(path)
@@ -108,6 +169,71 @@ def load_report(path: str | os.PathLike) -> Report:
         return Report.from_json(path.read_text(encoding="utf-8"))
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
+
+
+# to_dict writes the measurements last, at one space of indent: the text before this holds
+# every other top-level field.
+_MEASUREMENTS_AT = '\n "measurements":'
+
+
+def read_header(path: Path, limit: int = 1 << 20) -> dict | None:
+    """The top-level fields of a report.json except its measurements, or None if it is not a
+    readable report. Reads only the start of a report this module wrote, so that a directory
+    of nightly reports (megabytes each) is scanned in milliseconds."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = f.read(limit)
+        i = head.find(_MEASUREMENTS_AT)
+        if i >= 0:
+            d = json.loads(head[:i].rstrip().rstrip(",") + "\n}")
+        else:                                    # another writer's layout: parse it all
+            d = json.loads(Path(path).read_text(encoding="utf-8"))
+            if isinstance(d, dict):
+                d.pop("measurements", None)
+    except (OSError, ValueError):
+        return None
+    return d if isinstance(d, dict) and "schema_version" in d else None
+
+
+@dataclass
+class Previous:
+    """What a report is compared with in its summary: the earlier report found under `searched`
+    (None: nothing was searched), or none (report None)."""
+    searched: Path | None
+    report: Report | None = None
+    path: Path | None = None
+
+
+def find_previous(report: Report, history: str | os.PathLike | None) -> Previous:
+    """The most recent report under `history` (its run directories, and one level below them)
+    created before `report`, with the same profile, backend id and seed: the run whose figures
+    are comparable case for case. Lone shards, the report itself and its own shards are skipped."""
+    if history is None:
+        return Previous(None)
+    history = Path(history)
+    if not history.is_dir():
+        return Previous(history)
+    own = {report.run_id, *report.shards}
+    best: tuple | None = None
+    for path in sorted([*history.glob(f"*/{REPORT_FILE}"), *history.glob(f"*/*/{REPORT_FILE}")]):
+        h = read_header(path)
+        if h is None or str(h.get("run_id", "")) in own:
+            continue
+        head = Report(run_id=str(h.get("run_id", "")), created=str(h.get("created", "")),
+                      backend=dict(h.get("backend") or {}), profile=str(h.get("profile") or ""),
+                      argv=list(h.get("argv") or []), shards=list(h.get("shards") or []))
+        if (head.profile != report.profile or head.backend_id != report.backend_id
+                or head.seed != report.seed or head.shard is not None
+                or not head.created or head.created >= report.created):
+            continue
+        if best is None or (head.created, head.run_id) > best[0]:
+            best = ((head.created, head.run_id), path)
+    if best is None:
+        return Previous(history)
+    try:
+        return Previous(history, load_report(best[1]), best[1].parent)
+    except (OSError, ValueError):
+        return Previous(history)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -1,22 +1,65 @@
-"""summary.md: the report as a CI job summary (GitHub/GitLab render this Markdown)."""
+"""summary.md: the report as a CI job summary (GitHub/GitLab render this Markdown).
 
+It leads with what a reader of a nightly needs first, so that the first screen answers "did
+anything get worse, and where":
+
+1. the status: PASS / FAIL / NOT GATED, backend, profile, run id, the counts, and the change
+   counts against the previous report;
+2. the gate's failures (gate.evaluate's Verdict: the gate's own checks, not a re-implementation);
+3. the measurements closest to their budgets;
+4. the changes since the previous report of the same profile, backend and seed (find_previous),
+   naming the report compared with, or saying that none was found;
+5. the worst inputs of the measurements above, in decimal and hex, each with a `nbx repro` command;
+6. the rest of the failures and changes, then one table per suite with a budget column.
+
+Decimal values need the operand and result dtypes of each target, which only nbx's ops know: they
+are found by running the target on one element (nbx loads then, with Triton). Where that is not
+possible (an op this nbx does not have), values are shown in hex alone.
+"""
 from __future__ import annotations
 
-from nbx.harness.measurement import SUITES, Measurement
-from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp, severity
+import functools
+import shlex
 
-COLUMNS = ("status", "op", "dtype", "cases", "max ulp", "mean", "p99.9", "not CR",
+from nbx.harness.measurement import SUITES, Measurement
+from nbx.harness.report.diff import ReportDiff, diff_reports
+from nbx.harness.report.json_report import (Key, Previous, Report, fmt_frac, fmt_ulp,
+                                            parse_label, severity)
+
+COLUMNS = ("status", "op", "dtype", "cases", "max ulp", "budget", "mean", "p99.9", "not CR",
            "specials", "wrong", "layouts")
+# Suites whose worst inputs are operand bit patterns of the target, which `nbx repro` replays.
+VALUE_SUITES = ("bank", "exhaustive16", "sweep", "pairs")
+# A budget at or below this demands correct rounding: a correctly rounded op sits at it by
+# definition, so "closeness" to it says nothing and such measurements are not ranked.
+CR_BUDGET = 0.5
+HEAD_FAILURES = 10          # rows of each list in the first screen; the rest follow further down
+HEAD_CLOSEST = 5
+HEAD_CHANGES = 10
+WORST_MEASUREMENTS = 15     # measurements whose worst inputs are shown, and inputs per measurement
+WORST_PER_MEASUREMENT = 3
 
 
 def _cell(text: object, limit: int = 500) -> str:
     """A table cell or list item: pipes and HTML escaped, newlines flattened, long text cut, so
-    an exception message can neither break the table nor inject markup."""
+    an exception message can neither break the table nor inject markup. ">" stays as it is: it
+    opens no tag, and reasons such as "max ulp 1.5 > budget 0.5" read the same in raw text."""
     text = " ".join(str(text).split())
     if len(text) > limit:
         text = text[:limit - 3] + "..."
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
     return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """Inline code in a table cell (pipes escaped; backticks cannot occur in what we quote)."""
+    return "`" + text.replace("|", "\\|") + "`"
+
+
+def _table(header: tuple, rows: list[tuple], right: tuple = ()) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---:" if h in right else "---" for h in header) + "|"]
+    return lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
 
 
 def status_of(m: Measurement, failures: dict[Key, list[str]] | None) -> str:
@@ -27,75 +70,352 @@ def status_of(m: Measurement, failures: dict[Key, list[str]] | None) -> str:
     return ""
 
 
-def _row(m: Measurement, failures: dict[Key, list[str]] | None) -> str:
-    cells = (status_of(m, failures), m.op, m.dtype, m.cases, fmt_ulp(m.max_ulp),
-             fmt_ulp(m.mean_ulp), fmt_ulp(m.p999_ulp), fmt_frac(m.frac_not_correctly_rounded),
-             m.special_mismatches, m.wrong, m.layouts)
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+# ---------------------------------------------------------------------- values in decimal
+@functools.lru_cache(maxsize=None)
+def case_dtypes(label: str, dtype: str) -> tuple[tuple[str, ...], str] | None:
+    """(operand dtype names, result dtype name) of a measured target, or None where this nbx
+    cannot say. The result dtype comes from running the target on ones: the op's own rule."""
+    try:
+        import numpy as np
+
+        from nbx import dtype as D
+        from nbx.harness.targets import Target
+        from nbx.ops import OPS
+        op, params = parse_label(label)
+        if op not in OPS or dtype not in D.DTYPES:
+            return None
+        t = Target(op, params, D.DTYPES[dtype])
+        ins = t.operand_dtypes()
+        got = t.run([np.ones(1, dtype=d.np) for d in ins])
+        return tuple(d.name for d in ins), D.from_numpy_dtype(got.dtype).name
+    except Exception:  # noqa: BLE001 (a summary must be written whatever the op does)
+        return None
+
+
+def decimal(bits: str, dtype: str | None) -> str | None:
+    """The value of a hex bit pattern in dtype, shortest round-trip form; None if not decodable."""
+    if dtype is None:
+        return None
+    try:
+        import numpy as np
+
+        from nbx import dtype as D
+        d = D.DTYPES[dtype]
+        b = int(bits, 16)
+        if d.is_bool:
+            return str(bool(b))
+        text = str(np.array([b], dtype=np.uint64).astype(d.uint_np).view(d.np)[0])
+        # ml_dtypes prints an integral bfloat16 as "-20": spell every float as a float
+        return text + ".0" if d.is_float and text.lstrip("-").isdigit() else text
+    except (KeyError, ValueError, OverflowError, TypeError, ImportError):
+        return None
+
+
+def _both(bits: str, dtype: str | None) -> str:
+    """`-20.0 (0xc034000000000000)`, or the text as it is where it is no bit pattern."""
+    v = decimal(bits, dtype) if bits.startswith("0x") else None
+    return f"{v} ({bits})" if v is not None else bits
+
+
+def _is_hex(text: str) -> bool:
+    try:
+        return text.startswith("0x") and int(text, 16) >= 0
+    except ValueError:
+        return False
+
+
+def repro_command(m: Measurement, inputs: list[str]) -> str | None:
+    """The `nbx repro` command that replays one worst input of m, or None where the suite's
+    inputs are no operand bit patterns (layout and intdiv describe structural cases)."""
+    if m.suite not in VALUE_SUITES or not inputs or not all(_is_hex(x) for x in inputs):
+        return None
+    dts = case_dtypes(m.op, m.dtype)
+    if dts is not None and len(dts[0]) != len(inputs):
+        return None
+    return " ".join(["nbx", "repro", shlex.quote(m.op), shlex.quote(m.dtype), *inputs])
+
+
+def _worst_inputs(m: Measurement, w) -> str:
+    dts = case_dtypes(m.op, m.dtype) if m.suite in VALUE_SUITES else None
+    ins = dts[0] if dts and len(dts[0]) == len(w.inputs) else [None] * len(w.inputs)
+    return ", ".join(_both(x, d) for x, d in zip(w.inputs, ins))
+
+
+def _worst_result(m: Measurement, bits: str) -> str:
+    dts = case_dtypes(m.op, m.dtype) if m.suite in VALUE_SUITES else None
+    return _both(bits, dts[1] if dts else None) if bits else ""
+
+
+# ---------------------------------------------------------------------- sections
+def _budget(verdict, m: Measurement) -> float | None:
+    return verdict.budget(m.op, m.dtype) if verdict is not None else None
+
+
+def _fmt_budget(b: float | None) -> str:
+    return "-" if b is None else fmt_ulp(b)
+
+
+def _key_text(key) -> str:
+    return " ".join(str(k) for k in key if k)
+
+
+def _status(report: Report, verdict, failures) -> str:
+    if verdict is not None:
+        return "PASS" if verdict.passed else "FAIL"
+    if failures is not None:
+        bad = any(failures.values()) or any(m.error for m in report.measurements)
+        return "FAIL" if bad else "PASS"
+    return "NOT GATED"
+
+
+def _head(report: Report, verdict, failures, previous: Previous | None,
+          diff: ReportDiff | None) -> list[str]:
+    ms = report.measurements
+    status = _status(report, verdict, failures)
+    lines = [f"# nbx report: {status} | {_cell(report.backend_id or '(unknown backend)')} | "
+             f"profile {_cell(report.profile or '?')} | run {_cell(report.run_id)}", ""]
+    errors = sum(1 for m in ms if m.error)
+    if verdict is not None:
+        verdict_text = (f"{len(verdict.failures)} gate failure(s)" if verdict.failures
+                        else "every figure within budget")
+    elif report.shard is not None:
+        i, n = report.shard
+        verdict_text = f"a lone shard ({i}/{n}), not gated: its merged report is"
+    elif failures is not None:
+        verdict_text = f"{sum(1 for v in failures.values() if v)} measurement(s) failing their budgets"
+    else:
+        verdict_text = "not gated"
+    counts = (f"**{status}**: {verdict_text}; {len(ms)} measurements, "
+              f"{sum(m.cases for m in ms):,} cases, {errors} raised.")
+    if diff is not None:
+        counts += (f" Since run {_cell(diff.old_run_id)}: **{len(diff.regressions)} regressions**, "
+                   f"{len(diff.improvements)} improvements, {len(diff.added)} added, "
+                   f"{len(diff.removed)} removed.")
+    elif previous is not None and previous.searched is not None:
+        counts += " No earlier report to compare with."
+    lines.append(counts)
+    meta = [f"commit {report.git_commit or '(unknown)'}"]
+    if report.backend.get("device"):
+        meta.append(f"device {report.backend['device']}")
+    meta.append(f"created {report.created}")
+    if report.seed:
+        meta.append(f"seed {report.seed}")
+    if verdict is not None:
+        meta.append(f"budgets {verdict.budgets_path.name}"
+                    + ("" if verdict.bank_checked else " (bank not checked)"))
+    if report.shards:
+        meta.append(f"merged from {len(report.shards)} shards")
+    lines += ["", _cell("; ".join(meta)) + ".", ""]
+    return lines
+
+
+def _failure_row(f, by_key: dict[Key, Measurement]) -> tuple:
+    op, dt, suite = (list(f.key) + ["", "", ""])[:3]
+    m = by_key.get(tuple(f.key))
+    worst = ""
+    if m is not None and f.worst:
+        w = f.worst[0]
+        worst = _worst_inputs(m, w) if w.inputs else w.note
+    return (_cell(op), _cell(dt), _cell(suite), _cell(f.reason, 200), _cell(worst, 200))
+
+
+def _failures(verdict, failures, by_key) -> list[str]:
+    if verdict is None:
+        if failures:
+            rows = [(_cell(k[0]), _cell(k[1]), _cell(k[2]), _cell("; ".join(v), 200), "")
+                    for k, v in sorted(failures.items()) if v]
+            return [f"## Budget failures ({len(rows)})", "",
+                    *_table(("op", "dtype", "suite", "reason", "worst input"), rows), ""]
+        return []
+    fails = verdict.failures
+    if not fails:
+        return ["## Gate failures: none", ""]
+    rows = [_failure_row(f, by_key) for f in fails]
+    out = [f"## Gate failures ({len(fails)})", "",
+           *_table(("op", "dtype", "suite", "reason", "worst input"), rows[:HEAD_FAILURES])]
+    if len(rows) > HEAD_FAILURES:
+        out.append(f"\n... and {len(rows) - HEAD_FAILURES} more: [all gate failures](#all-gate-failures)")
+    return out + [""]
+
+
+def _closest(report: Report, verdict, failing: set) -> tuple[list[str], list[Measurement]]:
+    """The ranking of budget use (max ulp / budget), per op and dtype (a budget covers every value
+    suite), of the measurements that pass; budgets that demand correct rounding are not ranked."""
+    if verdict is None:
+        return [], []
+    best: dict[tuple, tuple[float, Measurement, float]] = {}
+    at_cr = exact = 0
+    for m in report.measurements:
+        b = _budget(verdict, m)
+        if m.error or m.key() in failing or b is None or m.max_ulp != m.max_ulp:
+            continue
+        if b <= CR_BUDGET:
+            at_cr += 1
+            continue
+        if m.max_ulp == 0 and b == 0:
+            exact += 1
+            continue
+        use = m.max_ulp / b
+        k = (m.op, m.dtype)
+        if k not in best or use > best[k][0]:
+            best[k] = (use, m, b)
+    ranked = sorted(best.values(), key=lambda t: (-t[0], t[1].key()))[:HEAD_CLOSEST]
+    out = ["## Closest to budget", ""]
+    if ranked:
+        out += _table(("op", "dtype", "suite", "max ulp", "budget", "used"),
+                      [(_cell(m.op), _cell(m.dtype), _cell(m.suite), fmt_ulp(m.max_ulp), fmt_ulp(b),
+                        f"{100 * use:.0f}%") for use, m, b in ranked],
+                      right=("max ulp", "budget", "used"))
+    else:
+        out.append("No passing measurement has a budget above 0.5 ulp.")
+    out.append("")
+    if at_cr:
+        out += [f"Not ranked: {at_cr} passing measurements whose budget is correct rounding "
+                f"(<= {CR_BUDGET} ulp), which they meet at 0.5 or not at all.", ""]
+    return out, [m for _, m, _ in ranked]
+
+
+def _change_rows(changes) -> list[tuple]:
+    return [(*(_cell(k) for k in c.key), *(_cell(x) for x in c.describe())) for c in changes]
+
+
+def _changes(report: Report, previous: Previous | None, diff: ReportDiff | None) -> list[str]:
+    what = (f"profile {_cell(report.profile or '?')}, backend {_cell(report.backend_id or '?')}, "
+            f"seed {report.seed}")
+    out = ["## Changes since the previous report", ""]
+    if previous is None or previous.searched is None:
+        return out + ["Not compared: no directory of earlier reports was given.", ""]
+    if diff is None:
+        return out + [f"None found: no report under `{_cell(previous.searched)}` created before this "
+                      f"one has {what} (lone shards are skipped).", ""]
+    old = previous.report
+    out.append(f"Against run {_cell(old.run_id)} (`{_cell(previous.path)}`, created {_cell(old.created)}, "
+               f"commit {_cell(old.git_commit or '?')}): the most recent earlier report under "
+               f"`{_cell(previous.searched)}` with {what}.")
+    out += ["", f"**{len(diff.regressions)} regressions**, {len(diff.improvements)} improvements, "
+                f"{len(diff.added)} added, {len(diff.removed)} removed. Correctly rounded "
+                "measurements (max ulp <= 0.5 in both) are compared by their count not correctly "
+                "rounded.", ""]
+    if diff.regressions:
+        out += _table(("op", "dtype", "suite", "figure", "old", "new"),
+                      _change_rows(diff.regressions[:HEAD_CHANGES]), right=("old", "new"))
+        if len(diff.regressions) > HEAD_CHANGES:
+            out.append(f"\n... and {len(diff.regressions) - HEAD_CHANGES} more: "
+                       "[all changes](#all-changes)")
+        out.append("")
+    if diff.improvements or diff.added or diff.removed:
+        out += ["Improvements, added and removed measurements: [all changes](#all-changes).", ""]
+    return out
+
+
+def _worst_section(picked: list[tuple[Measurement, str]], verdict) -> list[str]:
+    if not picked:
+        return []
+    out = ["## Worst inputs", "",
+           "Values in decimal (hex); each repro command scores that case again.", ""]
+    for m, why in picked:
+        b = _budget(verdict, m)
+        out += [f"### {_cell(m.op)} {_cell(m.dtype)} {_cell(m.suite)}: max {fmt_ulp(m.max_ulp)} ulp, "
+                f"budget {_fmt_budget(b)} ({why})", ""]
+        rows = []
+        # the worst list also keeps the largest errors of correct results: show those only
+        # where nothing worse was recorded
+        shown = [w for w in m.worst if w.ulp != 0 or w.note] or m.worst
+        for w in shown[:WORST_PER_MEASUREMENT]:
+            cmd = repro_command(m, w.inputs)
+            rows.append((_cell(_worst_inputs(m, w)) if w.inputs else "", _cell(_worst_result(m, w.got)),
+                         _cell(_worst_result(m, w.expected)), fmt_ulp(w.ulp), _cell(w.note, 300),
+                         _code(cmd) if cmd else ""))
+        out += _table(("inputs", "got", "expected", "ulp", "note", "repro"), rows, right=("ulp",))
+        out.append("")
+    return out
+
+
+def _pick_worst(verdict, failures, diff, closest, by_key) -> list[tuple[Measurement, str]]:
+    picked: dict[Key, tuple[Measurement, str]] = {}
+
+    def take(m, why):
+        if m is not None and m.worst and not m.error and m.key() not in picked:
+            picked[m.key()] = (m, why)
+    if verdict is not None:
+        for f in verdict.failures:
+            take(by_key.get(tuple(f.key)), "gate failure")
+    elif failures:
+        for k in sorted(k for k, v in failures.items() if v):
+            take(by_key.get(k), "budget failure")
+    if diff is not None:
+        for c in diff.regressions:
+            take(by_key.get(c.key), "regression")
+    for m in closest:
+        take(m, "closest to budget")
+    if verdict is None:                       # no budgets to rank by: the largest errors
+        for m in sorted(by_key.values(), key=severity)[:5]:
+            take(m, "largest error")
+    return list(picked.values())[:WORST_MEASUREMENTS]
+
+
+def _rest(verdict, diff, by_key) -> list[str]:
+    out = []
+    if verdict is not None and len(verdict.failures) > HEAD_FAILURES:
+        out += [f"## All gate failures ({len(verdict.failures)})", "",
+                *_table(("op", "dtype", "suite", "reason", "worst input"),
+                        [_failure_row(f, by_key) for f in verdict.failures]), ""]
+    more = diff is not None and len(diff.regressions) > HEAD_CHANGES
+    if diff is not None and (more or diff.improvements or diff.added or diff.removed):
+        out += ["## All changes", ""]
+        head = ("op", "dtype", "suite", "figure", "old", "new")
+        for title, changes in (("Regressions", diff.regressions if more else []),
+                               ("Improvements", diff.improvements)):
+            if changes:
+                out += [f"{title} ({len(changes)}):", "", *_table(head, _change_rows(changes)), ""]
+        for title, keys in (("Added", diff.added), ("Removed", diff.removed)):
+            if keys:
+                out += [f"{title} ({len(keys)}): " + ", ".join(_code(" ".join(k)) for k in keys), ""]
+    return out
 
 
 def _suite_order(suites: set[str]) -> list[str]:
     return [s for s in SUITES if s in suites] + sorted(suites - set(SUITES))
 
 
-def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = None,
-                    top: int = 5, worst_per_measurement: int = 5) -> str:
-    """The summary: header, counts, one table per suite sorted by max ulp descending, failure
-    messages, errors, and the worst inputs of the `top` worst measurements."""
+def _tables(report: Report, verdict, failures) -> list[str]:
     ms = report.measurements
-    lines = [f"# nbx report: {_cell(report.backend_id or '(unknown backend)')}", ""]
-    lines += ["| | |", "|---|---|"]
-    header = [("backend", report.backend_id), ("device", report.backend.get("device", "")),
-              ("commit", report.git_commit or "(unknown)"), ("profile", report.profile),
-              ("run id", report.run_id), ("created", report.created)]
-    if report.shards:
-        header.append(("merged from", ", ".join(report.shards)))
-    lines += [f"| {k} | {_cell(v)} |" for k, v in header if v != ""]
-    lines.append("")
-
-    errors = [m for m in ms if m.error]
-    counts = f"**{len(ms)}** measurements, **{sum(m.cases for m in ms):,}** cases"
-    if failures is not None:
-        failing = [m for m in ms if failures.get(m.key())]
-        counts += f", **{len(failing)}** failing their budgets"
-    counts += f", **{len(errors)}** errors."
-    lines += [counts, ""]
-
+    out = ["## All measurements", "", "One table per suite, by op and dtype; budget: the max ulp "
+           "allowed for the op and dtype over every value suite.", ""]
+    marks = verdict.by_key() if verdict is not None else failures
     for suite in _suite_order({m.suite for m in ms}):
-        rows = sorted((m for m in ms if m.suite == suite), key=severity)
-        lines += [f"## {_cell(suite)} ({len(rows)})", "",
-                  "| " + " | ".join(COLUMNS) + " |",
-                  "|" + "|".join("---" if c in ("status", "op", "dtype") else "---:"
-                                 for c in COLUMNS) + "|"]
-        lines += [_row(m, failures) for m in rows]
-        lines.append("")
-
-    if failures:
-        lines += ["## Budget failures", ""]
-        for key in sorted(k for k, msgs in failures.items() if msgs):
-            for msg in failures[key]:
-                lines.append(f"- `{'-'.join(key)}`: {_cell(msg)}")
-        lines.append("")
-
+        rows = sorted((m for m in ms if m.suite == suite), key=Measurement.key)
+        out += [f"<details><summary>{_cell(suite)} ({len(rows)})</summary>", ""]
+        out += _table(COLUMNS, [(status_of(m, marks), _cell(m.op), _cell(m.dtype), m.cases,
+                                 fmt_ulp(m.max_ulp), _fmt_budget(_budget(verdict, m)),
+                                 fmt_ulp(m.mean_ulp), fmt_ulp(m.p999_ulp),
+                                 fmt_frac(m.frac_not_correctly_rounded), m.special_mismatches,
+                                 m.wrong, m.layouts) for m in rows],
+                      right=tuple(c for c in COLUMNS if c not in ("status", "op", "dtype")))
+        out += ["", "</details>", ""]
+    errors = [m for m in ms if m.error]
     if errors:
-        lines += ["## Errors", ""]
-        for m in sorted(errors, key=Measurement.key):
-            lines.append(f"- `{'-'.join(m.key())}`: {_cell(m.error)}")
-        lines.append("")
+        out += ["## Errors", ""]
+        out += [f"- `{'-'.join(m.key())}`: {_cell(m.error)}" for m in sorted(errors, key=Measurement.key)]
+        out.append("")
+    return out
 
-    offenders = [m for m in sorted(ms, key=severity) if m.worst and not m.error]
-    if failures is not None:
-        # Measurements that fail their budgets come first; the rest follow by severity.
-        offenders.sort(key=lambda m: 0 if failures.get(m.key()) else 1)
-    offenders = offenders[:top]
-    if offenders:
-        lines += ["## Worst inputs of the top offenders", ""]
-        for m in offenders:
-            lines += [f"### {_cell(m.op)} {_cell(m.dtype)} ({_cell(m.suite)}): "
-                      f"max {fmt_ulp(m.max_ulp)} ulp", "",
-                      "| inputs | got | expected | ulp | note |", "|---|---|---|---:|---|"]
-            for w in m.worst[:worst_per_measurement]:
-                lines.append(f"| {_cell(', '.join(w.inputs))} | {_cell(w.got)} | "
-                             f"{_cell(w.expected)} | {fmt_ulp(w.ulp)} | {_cell(w.note)} |")
-            lines.append("")
+
+def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = None,
+                    verdict=None, previous: Previous | None = None) -> str:
+    """The summary (module docstring). verdict: gate.evaluate's result for this report (None: not
+    gated; `failures`, measurement key -> messages, then marks what it names). previous:
+    find_previous's result, the report the changes are against (None: not searched)."""
+    by_key = report.by_key()
+    diff = diff_reports(previous.report, report) if previous is not None and previous.report else None
+    failing = set(verdict.by_key()) if verdict is not None else \
+        {k for k, v in (failures or {}).items() if v}
+    closest_lines, closest = _closest(report, verdict, failing)
+    lines = _head(report, verdict, failures, previous, diff)
+    lines += _failures(verdict, failures, by_key)
+    lines += closest_lines
+    lines += _changes(report, previous, diff)
+    lines += _worst_section(_pick_worst(verdict, failures, diff, closest, by_key), verdict)
+    lines += _rest(verdict, diff, by_key)
+    lines += _tables(report, verdict, failures)
     return "\n".join(lines).rstrip("\n") + "\n"

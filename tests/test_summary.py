@@ -1,0 +1,222 @@
+"""summary.md leads with the verdict (gate.evaluate's), the figures closest to their budgets and the
+changes since the previous comparable report; worst inputs in decimal and hex with repro commands.
+Also: finding the previous report, target labels, and what the diff compares."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nbx.harness import gate
+from nbx.harness.measurement import Measurement, Worst
+from nbx.harness.report import (Previous, Report, diff_reports, find_previous, incomparable,
+                                render_markdown, write_report)
+from nbx.harness.report.json_report import parse_label, parse_param_value, read_header
+from nbx.harness.report.markdown import decimal, repro_command
+from nbx.harness.targets import targets
+
+BACKEND = {"id": "interpreter-numpy2.4.6", "device": "cpu"}
+BUDGETS = {"exp|float32": {"max_ulp": 0.5}, "gelu:approximate=tanh|float32": {"max_ulp": 1.0},
+           "erf|float32": {"max_ulp": 4.0}, "where|float32": {"max_ulp": 0.0},
+           "log|float64": {"max_ulp": 2.0}}
+
+
+def M(op="exp", dtype="float32", suite="sweep", **kw) -> Measurement:
+    kw.setdefault("cases", 1000)
+    return Measurement(op, dtype, suite, BACKEND["id"], **kw)
+
+
+def R(ms, *, run_id="new", created="2026-12-04T10:00:00Z", profile="ci", argv=None, **kw) -> Report:
+    return Report(run_id=run_id, created=created, backend=dict(BACKEND), git_commit="abc1234",
+                  profile=profile, argv=argv if argv is not None else ["run", "--profile", profile],
+                  measurements=list(ms), **kw)
+
+
+def verdict(fails=(), budgets=None) -> gate.Verdict:
+    return gate.Verdict(list(fails), dict(BUDGETS if budgets is None else budgets),
+                        Path("reports/budgets/interpreter-numpy2.4.6.json"), BACKEND["id"])
+
+
+def measured_fails(ms, budgets=BUDGETS) -> list:
+    """The gate's failures of these measurements (not the coverage of every op, which a
+    hand-made report lacks)."""
+    keys = {m.key() for m in ms}
+    return [f for f in gate.decide(ms, {"budgets": budgets}) if tuple(f.key) in keys]
+
+
+def sample() -> Report:
+    return R([
+        M("exp", max_ulp=1.5, not_correctly_rounded=3,
+          worst=[Worst(["0xc1a00000"], "0x34000001", "0x34000000", 1.5)]),
+        M("gelu:approximate=tanh", max_ulp=0.9, worst=[Worst(["0x807fffff"], "0x80400000", "0x803fffff", 0.9)]),
+        M("erf", max_ulp=1.0),
+        M("where", suite="pairs", worst=[Worst(["0x1", "0xc1a00000", "0x3f800000"], "0xc1a00000",
+                                               "0xc1a00000", 0.0, "wrong")], wrong=1),
+        M("log", "float64", max_ulp=0.5, worst=[Worst(["0xc034000000000000"], "0x7ff8000000000000",
+                                                      "0x7ff8000000000000", 0.0)]),
+    ])
+
+
+def test_the_summary_leads_with_the_verdict_then_failures_closest_changes():
+    rep = sample()
+    fails = measured_fails(rep.measurements)
+    assert {f.key for f in fails} == {("exp", "float32", "sweep"), ("where", "float32", "pairs")}
+    old = R([M("exp", max_ulp=0.5), M("erf", max_ulp=1.0), M("gone")], run_id="old",
+            created="2026-12-03T10:00:00Z")
+    md = render_markdown(rep, verdict=verdict(fails), previous=Previous(Path("runs"), old, Path("runs/old")))
+    lines = md.splitlines()
+    assert lines[0] == "# nbx report: FAIL | interpreter-numpy2.4.6 | profile ci | run new"
+    assert lines[2].startswith("**FAIL**: 2 gate failure(s); 5 measurements, 5,000 cases, 0 raised.")
+    assert "Since run old: **2 regressions**, 0 improvements, 3 added, 1 removed." in lines[2]
+    heads = [x for x in lines if x.startswith("## ")]
+    assert heads[:5] == ["## Gate failures (2)", "## Closest to budget", "## Changes since the previous report",
+                         "## Worst inputs", "## All changes"]
+    assert heads[5] == "## All measurements"
+    first = "\n".join(lines[:40])
+    # the first screen answers "did anything get worse, and where"
+    assert "| exp | float32 | sweep | max ulp 1.5 > budget 0.5 | -20.0 (0xc1a00000) |" in first
+    assert "| gelu:approximate=tanh | float32 | sweep | 0.9 | 1 | 90% |" in first
+    assert "| erf | float32 | sweep | 1 | 4 | 25% |" in first
+    assert "Against run old (`runs/old`" in first
+    assert "| exp | float32 | sweep | max_ulp | 0.5 | 1.5 |" in md
+    assert "| exp | float32 | sweep | not_correctly_rounded | 0 | 3 |" in md
+    # the tables carry the budget
+    assert "| status | op | dtype | cases | max ulp | budget |" in md
+    assert "| FAIL | exp | float32 | 1000 | 1.5 | 0.5 |" in md
+    assert "| ok | erf | float32 | 1000 | 1 | 4 |" in md
+
+
+def test_worst_inputs_in_decimal_and_hex_with_repro_commands():
+    rep = sample()
+    fails = measured_fails(rep.measurements)
+    md = render_markdown(rep, verdict=verdict(fails))
+    assert "| -20.0 (0xc1a00000) | 1.192093e-07 (0x34000001) | 1.1920929e-07 (0x34000000) | 1.5 |" in md
+    assert "`nbx repro exp float32 0xc1a00000`" in md
+    assert "`nbx repro gelu:approximate=tanh float32 0x807fffff`" in md
+    # a ternary op: a bool condition and two float32 operands
+    assert "| True (0x1), -20.0 (0xc1a00000), 1.0 (0x3f800000) |" in md
+    assert "`nbx repro where float32 0x1 0xc1a00000 0x3f800000`" in md
+    assert decimal("0xc034000000000000", "float64") == "-20.0"
+    assert decimal("0xc500", "float16") == "-5.0" and decimal("0xc1a0", "bfloat16") == "-20.0"
+    assert decimal("0xff", "int8") == "-1" and decimal("0x1", "bool") == "True"
+    assert decimal("zz", "float32") is None and decimal("0x1", "no_such_dtype") is None
+    # structural suites describe cases that repro cannot replay
+    assert repro_command(M("exp", suite="layout"), ["0x1"]) is None
+    assert repro_command(M("exp"), ["0x1", "0x2"]) is None                  # exp takes one operand
+    assert repro_command(M("no_such_op"), ["0x1"]) == "nbx repro no_such_op float32 0x1"
+
+
+def test_a_passing_summary_without_history():
+    rep = R([M("exp", max_ulp=0.5), M("erf", max_ulp=3.5)])
+    md = render_markdown(rep, verdict=verdict())
+    assert md.startswith("# nbx report: PASS |")
+    assert "**PASS**: every figure within budget" in md and "## Gate failures: none" in md
+    assert "Not compared: no directory of earlier reports was given." in md
+    md = render_markdown(rep, verdict=verdict(), previous=Previous(Path("/x/runs")))
+    assert "No earlier report to compare with." in md.splitlines()[2]
+    assert "None found: no report under `/x/runs` created before this one has profile ci, " \
+           "backend interpreter-numpy2.4.6, seed 0" in md
+    assert "| erf | float32 | sweep | 3.5 | 4 | 88% |" in md
+    shard = R([M()], argv=["run", "--shard", "1/4"])
+    md = render_markdown(shard)
+    assert md.startswith("# nbx report: NOT GATED |") and "a lone shard (1/4), not gated" in md
+
+
+def test_many_failures_keep_the_first_screen_short():
+    ms = [M(f"op{i}", max_ulp=9.0, worst=[Worst(["0x1"], "0x2", "0x3", 9.0)]) for i in range(60)]
+    fails = measured_fails(ms, {f"op{i}|float32": {"max_ulp": 1.0} for i in range(60)})
+    md = render_markdown(R(ms), verdict=verdict(fails, {}))
+    lines = md.splitlines()
+    head = lines[:40]
+    assert any("... and 50 more" in x for x in head)
+    assert any(x.startswith("## Changes since") for x in head)
+    assert "## All gate failures (60)" in md
+
+
+def _write(dir: Path, rep: Report) -> Path:
+    dir.mkdir(parents=True)
+    (dir / "report.json").write_text(rep.to_json())
+    return dir
+
+
+def test_find_previous_takes_the_latest_earlier_comparable_report(tmp_path):
+    new = R([M()], run_id="new", created="2026-12-05T00:00:00Z")
+    assert find_previous(new, None) == Previous(None)
+    assert find_previous(new, tmp_path / "none") == Previous(tmp_path / "none")
+    _write(tmp_path / "a", R([M()], run_id="a", created="2026-12-01T00:00:00Z"))
+    _write(tmp_path / "b", R([M()], run_id="b", created="2026-12-02T00:00:00Z"))
+    _write(tmp_path / "gpu" / "c", R([M()], run_id="c", created="2026-12-03T00:00:00Z"))
+    _write(tmp_path / "later", R([M()], run_id="later", created="2026-12-06T00:00:00Z"))
+    _write(tmp_path / "nightly", R([M()], run_id="nightly", created="2026-12-04T00:00:00Z", profile="nightly"))
+    _write(tmp_path / "seed1", R([M()], run_id="seed1", created="2026-12-04T00:00:00Z",
+                                 argv=["run", "--seed", "1"]))
+    _write(tmp_path / "shard", R([M()], run_id="shard", created="2026-12-04T00:00:00Z",
+                                 argv=["run", "--shard", "0/2"]))
+    other = R([M()], run_id="cuda", created="2026-12-04T00:00:00Z")
+    other.backend = {"id": "cuda-sm90-triton3.6.0"}
+    _write(tmp_path / "cuda", other)
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "report.json").write_text("{not json")
+    p = find_previous(new, tmp_path)
+    assert p.report.run_id == "c" and p.path == tmp_path / "gpu" / "c" and p.searched == tmp_path
+    # the report itself and its own shards are never its previous
+    merged = R([M()], run_id="m", created="2026-12-05T00:00:00Z", shards=["c", "b"],
+               argv=["run", "--shard", "0/2"])
+    assert find_previous(merged, tmp_path).report.run_id == "a"
+    assert find_previous(R([M()], run_id="c", created="2026-12-05T00:00:00Z"), tmp_path).report.run_id == "b"
+
+
+def test_read_header_reads_the_top_fields_only(tmp_path):
+    rep = R([M(worst=[Worst(["0x1"], "0x2", "0x3", 1.0)])] * 3, argv=["run", "--seed=7"])
+    path = _write(tmp_path / "r", rep) / "report.json"
+    h = read_header(path)
+    full = json.loads(path.read_text())
+    full.pop("measurements")
+    assert h == full and Report(argv=h["argv"]).seed == 7
+    path.write_text(json.dumps({"measurements": [], **full}))      # another layout: parsed whole
+    assert read_header(path) == full
+    path.write_text("[]")
+    assert read_header(path) is None
+
+
+def test_write_report_renders_the_verdict_in_every_file(tmp_path):
+    rep = sample()
+    fails = measured_fails(rep.measurements)
+    write_report(rep, tmp_path, verdict=verdict(fails))
+    assert (tmp_path / "summary.md").read_text().startswith("# nbx report: FAIL")
+    assert (tmp_path / "junit.xml").read_text().count("<failure ") == 2
+
+
+def test_parse_label_round_trips_every_target():
+    for t in targets():
+        assert parse_label(t.label) == (t.op, t.params), t.label
+        for v in t.params.values():
+            assert type(parse_param_value(str(v))) is type(v), (t.label, v)
+    assert parse_label("clamp:max=2.5,min=-1.5") == ("clamp", {"max": 2.5, "min": -1.5})
+    assert parse_label("div:rounding_mode=None") == ("div", {"rounding_mode": None})
+    for bad in ("", ":a=1", "gelu:approximate", "gelu:=tanh"):
+        with pytest.raises(ValueError):
+            parse_label(bad)
+
+
+def test_diff_compares_correctly_rounded_ops_by_their_misrounded_count():
+    old = R([M("exp", max_ulp=0.49, not_correctly_rounded=0), M("sin", max_ulp=0.5, not_correctly_rounded=2),
+             M("cos", max_ulp=0.5), M("tan", max_ulp=0.7)], run_id="old")
+    new = R([M("exp", max_ulp=0.5, not_correctly_rounded=0), M("sin", max_ulp=0.42, not_correctly_rounded=3),
+             M("cos", max_ulp=0.5 + 1e-12), M("tan", max_ulp=0.5)], run_id="new")
+    d = diff_reports(old, new)
+    # exp: max ulp noise within [0, 0.5] is no change; sin: one more case misrounded is a regression
+    assert [(c.key[0], c.field) for c in d.regressions] == [("sin", "not_correctly_rounded")]
+    # tan: from above 0.5 to correctly rounded is an improvement of max ulp
+    assert [(c.key[0], c.field) for c in d.improvements] == [("tan", "max_ulp")]
+
+
+def test_incomparable_reports():
+    a = R([M()], argv=["run", "--profile", "ci"])
+    assert incomparable(a, R([M()], argv=["run", "--seed", "0"])) == []
+    b = R([M()], profile="nightly", argv=["run", "--profile", "nightly", "--seed=3"])
+    b.backend = {"id": "cuda-sm90-triton3.6.0"}
+    why = incomparable(a, b)
+    assert [w.split(" (")[0] for w in why] == ["profiles differ", "seeds differ", "backends differ"]
+    assert "(0 vs 3)" in why[1]
