@@ -1,18 +1,27 @@
-"""The command line: `nbx run | gate | bank refresh | bank check | report merge | report diff | ops | repro`.
+"""The command line: `nbx run | gate | bank refresh | bank check | report merge | report diff | ops |
+where | repro`.
 
-`python -m nbx ...` is the same program. Exit codes: 0 success, 1 a failing gate or check, 2 a
-usage error (argparse's convention).
+`python -m nbx ...` is the same program. Exit codes: 0 success; 1 a failing gate, bank check or
+diff (a regression); 2 a usage error or input that cannot be used (argparse's convention).
+
+Building the parser imports nothing beyond the standard library (and nbx's backend choice, which
+the package makes on import), so that `nbx --help` answers at once: each command imports Triton,
+the kernels and the harness inside its function.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REPORTS = REPO / "reports"
+HISTORY = REPORTS / "runs"
+# The names of harness.cases.PROFILES, listed here so that the parser needs no import of the
+# harness; tests/test_cli.py checks that the two agree.
+PROFILE_NAMES = ("ci", "nightly", "exhaustive")
+EXIT_TEXT = ("exit status: 0 success; 1 a failing gate, bank check or diff; 2 a usage error or "
+             "input that cannot be used")
 
 
 class UsageError(Exception):
@@ -22,6 +31,7 @@ class UsageError(Exception):
 def _git_commit() -> str:
     """HEAD, with "+dirty" when tracked files differ from it (a copied working tree, as the GPU
     machine gets, carries an older .git: its HEAD alone would name code that did not run)."""
+    import subprocess
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
                               timeout=10).stdout.strip()
@@ -42,6 +52,26 @@ def _shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return v
+
+
+def _ulp(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of ulp, got {text!r}") from None
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of ulp >= 0, got {text!r}")
+    return v
+
+
 def _check_names(ops, dtypes):
     import nbx
     for o in ops or []:
@@ -52,95 +82,104 @@ def _check_names(ops, dtypes):
             raise UsageError(f"unknown dtype {d!r}; allowed: {', '.join(nbx.DTYPES)}")
 
 
-def _load_report(path):
+def _load_report(path, what: str = "report"):
+    """A report from a path the user gave: a missing or unreadable one is a usage error."""
     from .harness.report import load_report
     p = Path(path) if path else REPORTS / "latest"
     if not p.exists():
-        raise UsageError(f"no report at {p}; run `nbx run` first")
-    return load_report(p)
+        raise UsageError(f"no {what} at {p}" + ("; run `nbx run` first" if not path else ""))
+    try:
+        return load_report(p)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read the {what} at {p}: {e}") from None
+
+
+def _gate_of(rep, **kw):
+    """The gate's verdict for a report's summary; None for a lone shard, which is incomplete by
+    construction (its merged report is gated)."""
+    from .harness import gate
+    return None if rep.shard is not None else gate.evaluate(rep, **kw)
+
+
+def _verdict_line(verdict) -> str:
+    if verdict is None:
+        return "gate: not evaluated (a lone shard; gate the merged report)"
+    return "gate: PASS" if verdict.passed else f"gate: FAIL ({len(verdict.failures)} failure(s))"
 
 
 # ---------------------------------------------------------------------- commands
 def cmd_run(a) -> int:
-    import nbx
-    from .harness import runner
-    from .harness.report import Report, write_report
-    _check_names(a.op, a.dtype)
     import signal
+
+    import nbx
+    from .harness import progress, runner
+    from .harness.report import Report, find_previous, write_report
+    _check_names(a.op, a.dtype)
+    i, n = a.shard
+    progress.configure(mode=a.progress, tag=f"shard {i}/{n}" if n > 1 else "")
 
     def _stop(*_):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, _stop)   # a time limit (timeout, a scheduler) still gets a report
     ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet)
     info = nbx.backend_info()
-    argv = sys.argv[1:] + [f"--interrupted={d}/{n}" for d, n in runner.INTERRUPTED]
+    argv = sys.argv[1:] + [f"--interrupted={d}/{t}" for d, t in runner.INTERRUPTED]
     rep = Report(backend=info, git_commit=_git_commit(), profile=a.profile, argv=argv, measurements=ms)
-    run_dir = Path(a.out) if a.out else REPORTS / "runs" / rep.run_id
+    run_dir = Path(a.out) if a.out else HISTORY / rep.run_id
     latest = None if a.out else REPORTS / "latest"
-    write_report(rep, run_dir, latest)
+    verdict = _gate_of(rep)
+    previous = find_previous(rep, a.history)
+    write_report(rep, run_dir, latest, verdict=verdict, previous=previous)
     errors = sum(1 for m in ms if m.error)
     print(f"nbx run: {len(ms)} measurements on {info['id']} ({info['device']}), profile {a.profile}; "
           f"{errors} raised; report in {run_dir}")
+    print(f"  {_verdict_line(verdict)}; summary: {run_dir / 'summary.md'}")
     for m in [m for m in ms if m.error][:10]:
         print(f"  {m.op} {m.dtype} {m.suite}: {m.error}")
     return 0
 
 
 def cmd_gate(a) -> int:
-    import nbx
-    from .harness import bank, budgets as B, gate
-    from .harness.report import write_report
+    from .harness import budgets as B
+    from .harness import gate
+    from .harness.report import find_previous, write_report
+    _check_names(a.op, a.dtype)
     rep = _load_report(a.report)
-    bid = rep.backend_id or nbx.backend_id()
-    bpath = Path(a.budgets) if a.budgets else B.path_for(bid)
-    data = B.load(bpath)
     if a.update:
+        bid = rep.backend_id
+        if not bid:
+            import nbx
+            bid = nbx.backend_id()
+        bpath = Path(a.budgets) if a.budgets else B.path_for(bid)
         src = {"run_id": rep.run_id, "profile": rep.profile, "commit": rep.git_commit, "backend": bid}
-        new, changes = B.update(data, rep.measurements, everything=a.all, raise_only=a.raise_only, source=src)
+        new, changes = B.update(B.load(bpath), rep.measurements, everything=a.all,
+                                raise_only=a.raise_only, source=src)
         new["backend"] = bid
         B.save(new, bpath)
         print(f"budgets {bpath}: {len(changes)} change(s)")
         for k, old, v in changes:
             print(f"  {k:<40} {old if old is not None else '(new)'} -> {v}")
         return 0
-    ops = a.op or _ops_of(rep)
-    dtypes = a.dtype or _dtypes_of(rep)
-    problems = [] if a.no_bank else bank.check(ops=ops, dtypes=dtypes, verify=False)
-    ms = [m for m in rep.measurements if (not a.op or m.op.split(":")[0] in a.op)
-          and (not a.dtype or m.dtype in a.dtype)]
-    fails = gate.decide(ms, data, ops=ops, dtypes=dtypes, bank_problems=problems,
-                        suites=_argv_values(rep, "--suite"))
-    print(f"nbx gate: report {rep.run_id} ({bid}, profile {rep.profile}) against {bpath}")
-    print(gate.format_failures(fails))
-    if a.report and Path(a.report).is_dir():     # the report's junit/summary now show the failures
-        write_report(rep, Path(a.report), None, failures=gate.failures_by_key(fails))
-    return 1 if fails else 0
-
-
-def _argv_values(rep, flag: str) -> list[str] | None:
-    argv = rep.argv or []
-    vals = [argv[i + 1] for i, x in enumerate(argv[:-1]) if x == flag]
-    vals += [x.split("=", 1)[1] for x in argv if x.startswith(flag + "=")]
-    return vals or None
-
-
-def _ops_of(rep) -> list[str] | None:
-    """The ops a run was asked for (from its argv), so a partial run is gated on its own ops."""
-    return _argv_values(rep, "--op")
-
-
-def _dtypes_of(rep) -> list[str] | None:
-    """The dtypes a run was asked for (from its argv), likewise."""
-    return _argv_values(rep, "--dtype")
+    verdict = gate.evaluate(rep, budgets_path=Path(a.budgets) if a.budgets else None, ops=a.op,
+                            dtypes=a.dtype, check_bank=not a.no_bank)
+    print(f"nbx gate: report {rep.run_id} ({verdict.backend_id}, profile {rep.profile}) against "
+          f"{verdict.budgets_path}")
+    print(gate.format_failures(verdict.failures))
+    if a.write:
+        target = Path(a.report) if a.report else REPORTS / "latest"
+        run_dir = target if target.is_dir() else target.parent
+        write_report(rep, run_dir, None, verdict=verdict, previous=find_previous(rep, a.history))
+        print(f"nbx gate: rewrote the summary, junit.xml and report.html in {run_dir}")
+    return 1 if verdict.failures else 0
 
 
 def cmd_bank(a) -> int:
-    from .harness import bank
+    from .harness import bank, progress
+    _check_names(a.op, a.dtype)
     if a.bank_cmd == "refresh":
-        _check_names(a.op, a.dtype)
+        progress.configure(mode=a.progress)
         bank.refresh(a.op, a.dtype, progress=not a.quiet)
         return 0
-    _check_names(a.op, a.dtype)
     problems = bank.check(sample=a.sample, ops=a.op, dtypes=a.dtype)
     if problems:
         print(f"nbx bank check: {len(problems)} problem(s)")
@@ -154,18 +193,33 @@ def cmd_bank(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from .harness.report import diff_reports, format_diff, load_report, merge_reports, write_report
+    from .harness.report import diff_reports, find_previous, format_diff, merge_reports, write_report
+    from .harness.report.diff import incomparable
     if a.report_cmd == "merge":
-        merged = merge_reports([load_report(p) for p in a.shards])
-        write_report(merged, Path(a.out), REPORTS / "latest" if a.latest else None)
+        shards = [_load_report(p, "shard report") for p in a.shards]
+        try:
+            merged = merge_reports(shards)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        verdict = _gate_of(merged)
+        write_report(merged, Path(a.out), REPORTS / "latest" if a.latest else None, verdict=verdict,
+                     previous=find_previous(merged, a.history))
         print(f"merged {len(a.shards)} shards ({len(merged.measurements)} measurements) into {a.out}")
+        print(f"  {_verdict_line(verdict)}; summary: {Path(a.out) / 'summary.md'}")
         return 0
-    d = diff_reports(load_report(a.old), load_report(a.new), tolerance=a.tolerance)
-    print(format_diff(d))
+    old, new = _load_report(a.old, "old report"), _load_report(a.new, "new report")
+    why = incomparable(old, new)
+    if why and not a.force:
+        raise UsageError(f"report diff: {old.run_id} and {new.run_id} are not comparable: "
+                         + "; ".join(why) + " (--force compares them anyway)")
+    d = diff_reports(old, new, tolerance=a.tolerance)
+    print(format_diff(d), end="")
     return 1 if d.has_regressions else 0
 
 
 def cmd_ops(a) -> int:
+    import json
+
     import nbx
     from .harness import budgets as B
     data = B.load(B.path_for(nbx.backend_id()))["budgets"]
@@ -196,15 +250,15 @@ def _where(fn) -> str:
 
 
 def _rel(path) -> str:
-    root = Path(__file__).resolve().parents[1]
     p = Path(str(path).split(":")[0]).resolve()
     rest = str(path)[len(str(path).split(":")[0]):]
-    return (str(p.relative_to(root)) if p.is_relative_to(root) else str(p)) + rest
+    return (str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(p)) + rest
 
 
 def cmd_where(a) -> int:
     """Where an op lives: its spec, body, fast path, oracle, bank files and budgets."""
     import math
+
     import nbx
     from oracles import ORACLES
     from .harness import bank as K
@@ -241,103 +295,190 @@ def cmd_where(a) -> int:
     return 0
 
 
+def _repro_target(a):
+    """The Target of `nbx repro OP DTYPE`: OP as a report labels it (`gelu:approximate=tanh`),
+    plus any --param k=v (values parsed as the label prints them: 2, 0.5, tanh, None)."""
+    import nbx
+    from .harness.report.json_report import parse_label, parse_param_value
+    from .harness.targets import Target
+    try:
+        op, params = parse_label(a.op)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    for kv in a.param:
+        k, eq, v = kv.partition("=")
+        if not eq or not k:
+            raise UsageError(f"--param {kv!r}: expected name=value")
+        params[k] = parse_param_value(v)
+    _check_names([op], [a.dtype])
+    known = [p.name for p in nbx.OPS[op].params]
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise UsageError(f"{op} has no parameter {', '.join(unknown)} (parameters: {', '.join(known) or 'none'})")
+    return Target(op, params, nbx.DTYPES[a.dtype])
+
+
+def _operand(text: str, d):
+    """One operand of the dtype d from its bit pattern in hex."""
+    import numpy as np
+    try:
+        bits = int(text, 16)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a bit pattern in hex (e.g. 0x3f800000)") from None
+    width = 1 if d.is_bool else 8 * d.itemsize
+    if not 0 <= bits < (1 << width):
+        raise UsageError(f"{text} does not fit the {width} bits of {d.name}")
+    u = np.array([bits], dtype=np.uint64)
+    if d.is_bool:
+        return u.astype(bool)
+    return u.astype(d.uint_np).view(d.np)
+
+
 def cmd_repro(a) -> int:
     import numpy as np
+
     import nbx
     from .harness.measure import score
-    from .harness.targets import Target
-    _check_names([a.op], [a.dtype])
-    params = {}
-    for kv in a.param:
-        k, _, v = kv.partition("=")
-        params[k] = json.loads(v) if v[:1] in "-0123456789[{tn" and v not in ("trunc",) else v
-    t = Target(a.op, params, nbx.DTYPES[a.dtype])
+    t = _repro_target(a)
     dts = t.operand_dtypes()
     if len(a.bits) != len(dts):
-        raise UsageError(f"{a.op} takes {len(dts)} operand(s) ({', '.join(d.name for d in dts)}), got {len(a.bits)}")
-    arrays = []
-    for b, d in zip(a.bits, dts):
-        u = np.array([int(b, 16)], dtype=np.uint64).astype(d.uint_np if d.itemsize > 1 or d.is_bool else np.uint8)
-        arrays.append(u.view(d.np) if not d.is_bool else u.astype(bool))
-    got = t.run(arrays)
+        raise UsageError(f"{t.label} takes {len(dts)} operand(s) ({', '.join(d.name for d in dts)}), "
+                         f"got {len(a.bits)}")
+    arrays = [_operand(b, d) for b, d in zip(a.bits, dts)]
+    try:
+        got = t.run(arrays)
+    except (TypeError, ValueError) as e:      # the op refused its parameters or operands
+        raise UsageError(f"{t.label} {a.dtype}: {e}") from None
     s = score(t, arrays, got)
     print(f"{t.label} {a.dtype} on {nbx.backend_id()}")
     for i, (b, arr) in enumerate(zip(a.bits, arrays)):
         print(f"  input {i}: {b} = {arr[0]!r}")
-    exp = s.expected_bits[0]
-    print(f"  got      {hex(int(got.view(got.dtype)[:1].view(np.uint8 if got.itemsize == 1 else f'u{got.itemsize}')[0]))} = {got[0]!r}")
-    print(f"  expected {hex(int(exp))}")
+    out = nbx.DTYPES[got.dtype.name] if got.dtype.name in nbx.DTYPES else None
+    gbits = int(got.view(np.uint8 if got.itemsize == 1 else f"u{got.itemsize}")[0])
+    print(f"  got      {hex(gbits)} = {got[0]!r}")
+    exp = int(s.expected_bits[0])
+    shown = ""
+    if out is not None and not out.is_bool:
+        shown = f" = {np.array([exp], dtype=np.uint64).astype(out.uint_np).view(out.np)[0]!r}"
+    elif out is not None:
+        shown = f" = {bool(exp)!r}"
+    print(f"  expected {hex(exp)}{shown}")
     print(f"  ulp error {s.err[0]:.6g}{' (special mismatch)' if s.special[0] else ''}; "
           f"{'correctly rounded' if not s.not_cr[0] else 'NOT correctly rounded'}")
     return 0
 
 
 # ---------------------------------------------------------------------- parser
-def parser() -> argparse.ArgumentParser:
-    from .harness.runner import PROFILES
-    p = argparse.ArgumentParser(prog="nbx", description="nbx: element-wise Triton ops and their precision harness")
-    sub = p.add_subparsers(dest="cmd", required=True)
+def _sub(sub, name: str, help_text: str, **kw) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False,
+                          epilog=EXIT_TEXT, **kw)
 
-    r = sub.add_parser("run", help="measure op x dtype x suite and write a report")
-    r.add_argument("--op", action="append", help="an op name (repeatable); default: every op")
-    r.add_argument("--dtype", action="append", help="a dtype name (repeatable)")
-    r.add_argument("--suite", action="append", help="bank, exhaustive16, sweep, pairs, layout, intdiv")
-    r.add_argument("--profile", default="ci", choices=list(PROFILES))
-    r.add_argument("--out", help="report directory (default reports/runs/<run-id>, and reports/latest)")
-    r.add_argument("--shard", type=_shard, default=(0, 1), help="i/n: run every n-th job starting at i")
-    r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser. Imports nothing: see the module docstring."""
+    p = argparse.ArgumentParser(prog="nbx", description="nbx: element-wise Triton ops and their "
+                                "precision harness", epilog=EXIT_TEXT, allow_abbrev=False)
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    history_help = ("where to look for the previous report of the same profile, backend and seed, "
+                    "which the summary's changes are against (default: reports/runs)")
+
+    r = _sub(sub, "run", "measure op x dtype x suite and write a report (report.json, summary.md, "
+             "junit.xml, report.html)")
+    r.add_argument("--op", action="append", metavar="OP",
+                   help="an op name (repeatable); default: every op")
+    r.add_argument("--dtype", action="append", metavar="DTYPE",
+                   help="a dtype name (repeatable); default: every dtype of each op")
+    r.add_argument("--suite", action="append", metavar="SUITE",
+                   help="bank, exhaustive16, sweep, pairs, layout or intdiv (repeatable); default: all")
+    r.add_argument("--profile", default="ci", choices=PROFILE_NAMES,
+                   help="how many cases: ci (default), nightly or exhaustive (docs/PRECISION.md)")
+    r.add_argument("--out", metavar="DIR",
+                   help="report directory (default: reports/runs/<run-id>, and reports/latest points at it)")
+    r.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
+                   help="run every N-th job starting at I (merge the shards with `nbx report merge`)")
+    r.add_argument("--seed", type=int, default=0, help="seed of the sampled cases (default 0)")
+    r.add_argument("--history", default=str(HISTORY), metavar="DIR", help=history_help)
+    r.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
+                   help="progress on stderr: a bar with rate and ETA (on a terminal, the auto "
+                        "default), or a plain line every 30 s (lines: logs, parallel shards)")
+    r.add_argument("--quiet", action="store_true", help="no progress output")
     r.set_defaults(fn=cmd_run)
 
-    g = sub.add_parser("gate", help="compare a report with the budgets; exit 1 on a regression")
-    g.add_argument("--report", help="report.json or its directory (default reports/latest)")
-    g.add_argument("--budgets", help="budget file (default reports/budgets/<backend-id>.json)")
-    g.add_argument("--op", action="append", help="gate only these ops (default: the report's own)")
-    g.add_argument("--dtype", action="append")
-    g.add_argument("--update", action="store_true", help="write new budgets for improvements and new entries")
+    g = _sub(sub, "gate", "compare a report with the budgets; exit 1 on any failure (reads the "
+             "report, writes nothing unless --write or --update)")
+    g.add_argument("--report", metavar="PATH", help="report.json or its directory (default: reports/latest)")
+    g.add_argument("--budgets", metavar="FILE",
+                   help="budget file (default: reports/budgets/<backend-id>.json)")
+    g.add_argument("--op", action="append", metavar="OP",
+                   help="gate only this op (repeatable; default: the ops the run was asked for)")
+    g.add_argument("--dtype", action="append", metavar="DTYPE",
+                   help="gate only this dtype (repeatable; default: the run's dtypes)")
+    g.add_argument("--write", action="store_true",
+                   help="rewrite the report's summary.md, junit.xml and report.html with this "
+                        "verdict (these budgets and selection)")
+    g.add_argument("--history", default=str(HISTORY), metavar="DIR", help="with --write: " + history_help)
+    g.add_argument("--update", action="store_true",
+                   help="write new budgets for improvements and new entries (no gating)")
     g.add_argument("--all", action="store_true", help="with --update: also raise budgets (review the diff!)")
     g.add_argument("--raise-only", action="store_true",
                    help="with --update: only raise budgets and add new ones (the max over several runs)")
     g.add_argument("--no-bank", action="store_true", help="skip the bank staleness check")
     g.set_defaults(fn=cmd_gate)
 
-    b = sub.add_parser("bank", help="the reference bank")
-    bs = b.add_subparsers(dest="bank_cmd", required=True)
-    br = bs.add_parser("refresh", help="regenerate bank files with mpmath (atomic)")
-    br.add_argument("--op", action="append")
-    br.add_argument("--dtype", action="append")
-    br.add_argument("--quiet", action="store_true")
-    bc = bs.add_parser("check", help="hashes, coverage, a re-verified sample")
-    bc.add_argument("--op", action="append")
-    bc.add_argument("--dtype", action="append")
-    bc.add_argument("--sample", type=int, default=64)
+    b = _sub(sub, "bank", "the reference bank of correctly rounded cases")
+    bs = b.add_subparsers(dest="bank_cmd", required=True, metavar="SUBCOMMAND")
+    br = _sub(bs, "refresh", "regenerate bank files with mpmath (atomic)")
+    br.add_argument("--op", action="append", metavar="OP", help="only this op (repeatable; default: all)")
+    br.add_argument("--dtype", action="append", metavar="DTYPE", help="only this dtype (repeatable)")
+    br.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
+                    help="progress on stderr: bar (a terminal, the auto default) or plain lines")
+    br.add_argument("--quiet", action="store_true", help="no progress output")
+    bc = _sub(bs, "check", "hashes, coverage, and a sample of cases re-verified with mpmath; exit 1 "
+              "on a problem")
+    bc.add_argument("--op", action="append", metavar="OP", help="only this op (repeatable; default: all)")
+    bc.add_argument("--dtype", action="append", metavar="DTYPE", help="only this dtype (repeatable)")
+    bc.add_argument("--sample", type=int, default=64, metavar="N",
+                    help="how many cases to re-verify with mpmath (default 64)")
     b.set_defaults(fn=cmd_bank)
 
-    rp = sub.add_parser("report", help="merge shards, diff reports")
-    rs = rp.add_subparsers(dest="report_cmd", required=True)
-    rm = rs.add_parser("merge", help="join shard reports")
-    rm.add_argument("out")
-    rm.add_argument("shards", nargs="+")
+    rp = _sub(sub, "report", "merge shard reports, diff two reports")
+    rs = rp.add_subparsers(dest="report_cmd", required=True, metavar="SUBCOMMAND")
+    rm = _sub(rs, "merge", "join the shard reports of one run into one report, gated in its summary")
+    rm.add_argument("out", help="directory of the merged report")
+    rm.add_argument("shards", nargs="+", help="shard report directories (or report.json files)")
     rm.add_argument("--latest", action="store_true", help="point reports/latest at the merged report")
-    rd = rs.add_parser("diff", help="regressions and improvements between two reports")
-    rd.add_argument("old")
-    rd.add_argument("new")
-    rd.add_argument("--tolerance", type=float, default=0.0)
+    rm.add_argument("--history", default=str(HISTORY), metavar="DIR", help=history_help)
+    rd = _sub(rs, "diff", "regressions and improvements from OLD to NEW; exit 1 on a regression. "
+              "Refuses (exit 2) reports of different profiles, seeds or backends unless --force. "
+              "An op correctly rounded in both (max ulp <= 0.5) is compared by its count not "
+              "correctly rounded, not by max ulp.")
+    rd.add_argument("old", help="the earlier report (directory or report.json)")
+    rd.add_argument("new", help="the later report (directory or report.json)")
+    rd.add_argument("--tolerance", type=_ulp, default=0.0, metavar="ULP",
+                    help="ignore max-ulp changes of at most this many ulp (units in the last place "
+                         "of the result dtype; default 0: one profile, seed and backend give the "
+                         "same figures)")
+    rd.add_argument("--force", action="store_true",
+                    help="compare reports of different profiles, seeds or backends anyway")
     rp.set_defaults(fn=cmd_report)
 
-    o = sub.add_parser("ops", help="the op table with dtypes and current budgets")
-    o.add_argument("--json", action="store_true")
+    o = _sub(sub, "ops", "the op table with dtypes and current budgets")
+    o.add_argument("--json", action="store_true", help="print JSON instead of a table")
     o.set_defaults(fn=cmd_ops)
 
-    w = sub.add_parser("where", help="where an op lives: spec, body, fast path, oracle, bank, budgets")
-    w.add_argument("op")
+    w = _sub(sub, "where", "where an op lives: spec, body, fast path, oracle, bank, budgets")
+    w.add_argument("op", help="an op name (`nbx ops` lists them)")
     w.set_defaults(fn=cmd_where)
 
-    x = sub.add_parser("repro", help="one case: inputs, got, expected, ulp error")
-    x.add_argument("op")
-    x.add_argument("dtype")
-    x.add_argument("bits", nargs="+", help="operand bit patterns in hex")
-    x.add_argument("--param", action="append", default=[], help="k=v (JSON value), e.g. alpha=2")
+    x = _sub(sub, "repro", "score one case: inputs, got, expected, ulp error (the summary's worst "
+             "inputs print ready-made repro commands)")
+    x.add_argument("op", help="an op, or an op variant as reports label it: gelu:approximate=tanh, "
+                              "clamp:max=2.5,min=-1.5")
+    x.add_argument("dtype", help="the dtype measured (the report's dtype column)")
+    x.add_argument("bits", nargs="+", help="each operand's bit pattern in hex, e.g. 0x3f800000")
+    x.add_argument("--param", action="append", default=[], metavar="K=V",
+                   help="a parameter (repeatable): 2 and 0.5 are numbers, None/True/False those "
+                        "values, anything else a string (approximate=tanh)")
     x.set_defaults(fn=cmd_repro)
     return p
 
@@ -350,11 +491,10 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     try:
         return a.fn(a)
-    except UsageError as e:
+    except (UsageError, FileNotFoundError, ValueError) as e:
+        # A usage error, or input that cannot be used (a missing file, a report of another
+        # schema, a budget file that does not parse): exit 2, as argparse does for bad arguments.
         p.exit(2, f"nbx: error: {e}\n")
-    except (ValueError, FileNotFoundError) as e:
-        print(f"nbx: {e}", file=sys.stderr)
-        return 1
 
 
 if __name__ == "__main__":

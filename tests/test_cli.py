@@ -6,8 +6,11 @@ reference_bank/ or reports/.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -186,8 +189,24 @@ def test_usage_errors_exit_2(work, args):
     ["bank", "check", "--op", "no_such_op"],
     ["bank", "refresh", "--op", "no_such_op"],
     ["bank", "refresh", "--dtype", "float8"],
+    ["gate", "--op", "no_such_op"],
+    ["gate", "--dtype", "float8"],
     ["repro", "exp", "float32", "0x1", "0x2"],
     ["repro", "no_such_op", "float32", "0x1"],
+    ["repro", "exp", "float8", "0x1"],
+    ["repro", "exp", "float32", "zz"],
+    ["repro", "exp", "float32", "0x1ffffffff"],
+    ["repro", "exp", "float32", "0x1", "--param", "alpha"],
+    ["repro", "exp", "float32", "0x1", "--param", "alpha=2"],
+    ["repro", "gelu:approximate=tanhh", "float32", "0x1"],
+    ["repro", "gelu:approximate", "float32", "0x1"],
+    ["report", "diff", "/nonexistent/a", "/nonexistent/b"],
+    ["report", "diff", ".", "."],
+    ["report", "diff", "a", "b", "--tolerance", "-1"],
+    ["report", "merge", "out", "/nonexistent/shard"],
+    ["run", "--progress", "fancy", "--out", "x"],
+    ["run", "--seed", "x", "--out", "x"],
+    ["run", "--prof", "ci", "--out", "x"],
     ["frobnicate"],
     [],
 ], ids=lambda a: " ".join(a) or "(nothing)")
@@ -272,7 +291,7 @@ def test_sharded_runs_merge_to_the_unsharded_keys(work, run_dir, tbank, budget_f
     assert "no measurement" in p.stdout
     # merging a shard with itself is refused (a key in two shards)
     p = nbx_cmd("report", "merge", work / "dup", shards[0], shards[0], bank_dir=None, cwd=work)
-    assert p.returncode == 1 and "one shard only" in p.stderr
+    assert p.returncode == 2 and "one shard only" in p.stderr
 
 
 def test_help_and_console_script_equivalence(work):
@@ -313,3 +332,121 @@ def test_a_run_stopped_by_sigterm_still_writes_its_report(tmp_path):
     assert rep.measurements, err.decode()
     assert any(a.startswith("--interrupted=") for a in rep.argv), rep.argv
     assert b"interrupted after" in err
+
+
+def test_gate_leaves_the_report_alone_unless_asked(work, run_dir, budget_file):
+    """`nbx gate` reads a report; only --write rewrites its summary, junit.xml and report.html."""
+    before = {f.name: (f.read_bytes(), f.stat().st_mtime_ns) for f in sorted(run_dir.iterdir())}
+    tight = work / "tight-write.json"
+    data = json.loads(budget_file.read_text())
+    data["budgets"]["exp|float32"]["max_ulp"] = 0.1
+    tight.write_text(json.dumps(data))
+    ok(nbx_cmd("gate", "--report", run_dir, "--budgets", tight, "--no-bank", bank_dir=None, cwd=work), 1)
+    ok(nbx_cmd("gate", "--report", run_dir, "--budgets", budget_file, "--no-bank", bank_dir=None, cwd=work))
+    after = {f.name: (f.read_bytes(), f.stat().st_mtime_ns) for f in sorted(run_dir.iterdir())}
+    assert after == before
+
+    copy = work / "run-copy"
+    shutil.copytree(run_dir, copy)
+    p = ok(nbx_cmd("gate", "--report", copy, "--budgets", tight, "--no-bank", "--write",
+                   "--history", work / "no-history", bank_dir=None, cwd=work), 1)
+    assert "rewrote the summary" in p.stdout
+    summary = (copy / "summary.md").read_text()
+    assert summary.startswith("# nbx report: FAIL |")
+    assert "| exp | float32 | sweep | max ulp" in summary and "> budget 0.1 |" in summary
+    assert (copy / "report.json").read_bytes() == before["report.json"][0]
+
+
+def test_report_diff_refuses_incomparable_reports(work, run_dir):
+    rep = load_report(run_dir)
+    rep.profile = "nightly"
+    rep.argv = [*rep.argv, "--seed", "5"]
+    other = work / "other-profile"
+    write_report(rep, other)
+    p = ok(nbx_cmd("report", "diff", run_dir, other, bank_dir=None, cwd=work), 2)
+    assert "not comparable" in p.stderr and "profiles differ (ci vs nightly)" in p.stderr
+    assert "seeds differ (0 vs 5)" in p.stderr and "--force" in p.stderr and p.stdout == ""
+    p = ok(nbx_cmd("report", "diff", run_dir, other, "--force", bank_dir=None, cwd=work))
+    assert "NOTE: profiles differ" in p.stdout and "0 regressions" in p.stdout
+
+
+def test_repro_commands_from_a_generated_summary(work, tbank):
+    """The summary's repro commands replay a parametrized op (gelu:approximate=tanh) and a ternary
+    one (addcmul) as printed: label form, string parameter, three operands."""
+    out = work / "repro-run"
+    ok(nbx_cmd("run", "--op", "gelu", "--op", "addcmul", "--dtype", "float32", "--suite", "sweep",
+               "--suite", "pairs", "--quiet", "--out", out, "--history", work / "no-history",
+               bank_dir=tbank, cwd=work))
+    tight = work / "repro-budgets.json"
+    tight.write_text(json.dumps({"schema": 1, "backend": "test", "budgets": {
+        "gelu|float32": {"max_ulp": 0.01}, "gelu:approximate=tanh|float32": {"max_ulp": 0.01},
+        "addcmul|float32": {"max_ulp": 0.01}}}))
+    ok(nbx_cmd("gate", "--report", out, "--budgets", tight, "--no-bank", "--write", "--history",
+               work / "no-history", bank_dir=None, cwd=work), 1)
+    summary = (out / "summary.md").read_text()
+    cmds = re.findall(r"`(nbx repro [^`]*)`", summary)
+    gelu = [c for c in cmds if c.startswith("nbx repro gelu:approximate=tanh float32 0x")]
+    addcmul = [c for c in cmds if re.fullmatch(r"nbx repro addcmul float32 0x\w+ 0x\w+ 0x\w+", c)]
+    assert gelu and addcmul, cmds
+    for cmd in (gelu[0], addcmul[0]):
+        args = shlex.split(cmd)[1:]
+        p = ok(nbx_cmd(*args, bank_dir=None, cwd=work))
+        label, dtype, *bits = args[1:]
+        assert p.stdout.startswith(f"{label} {dtype} on "), p.stdout
+        for i, b in enumerate(bits):
+            assert f"input {i}: {b} = " in p.stdout
+        # the case scores as the summary says: its ulp error is printed
+        assert "ulp error" in p.stdout
+
+
+def _actions(p: argparse.ArgumentParser, path=("nbx",)):
+    for act in p._actions:
+        if isinstance(act, argparse._SubParsersAction):
+            for name, sub in act.choices.items():
+                yield from _actions(sub, (*path, name))
+        else:
+            yield path, act
+
+
+def test_every_option_has_help():
+    from nbx import cli
+    missing = [f"{' '.join(path)} {act.dest}" for path, act in _actions(cli.parser())
+               if not (act.help and act.help.strip())]
+    assert not missing, missing
+
+
+def test_profile_names_are_the_harness_profiles():
+    from nbx import cli
+    from nbx.harness.cases import PROFILES
+    assert cli.PROFILE_NAMES == tuple(PROFILES)
+
+
+def test_the_parser_imports_no_triton():
+    """`nbx --help` must answer at once: importing nbx.cli and building the parser (every
+    subcommand's help included) imports neither Triton nor nbx's kernels, ops or harness."""
+    code = ("import sys, contextlib, io\n"
+            "import nbx.cli\n"
+            "p = nbx.cli.parser()\n"
+            "for args in ([], ['run'], ['gate'], ['report', 'diff'], ['repro'], ['bank', 'check']):\n"
+            "    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+            "        p.parse_args([*args, '--help'])\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('triton', 'mpmath', 'oracles')\n"
+            "               or m.startswith(('nbx.kernels', 'nbx.ops', 'nbx.harness', 'nbx.tensor', 'nbx.dtype')))\n"
+            "print(heavy)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    p = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]", p.stdout
+
+
+def test_public_names_load_the_library_on_first_use():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    code = ("import sys, nbx\n"
+            "assert 'triton' not in sys.modules\n"
+            "x = nbx.tensor([1.0, 2.0])\n"
+            "assert 'triton' in sys.modules and nbx.bool is nbx.bool_ and nbx.exp is nbx.FUNCTIONS['exp']\n"
+            "print((x + 1).numpy().tolist(), nbx.exp(x).dtype)\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "[2.0, 3.0] float32", p.stderr
