@@ -140,6 +140,20 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
 
 
+def test_a_renderer_that_raises_loses_no_measurements(tmp_path, monkeypatch):
+    import nbx.harness.report as R
+
+    def broken(*a, **k):
+        raise KeyError("he")
+    monkeypatch.setattr(R, "render_html", broken)
+    with pytest.raises(RuntimeError, match="report.html could not be rendered"):
+        write_report(sample_report(), tmp_path / "run", tmp_path / "latest")
+    assert len(load_report(tmp_path / "run").measurements) == 6
+    assert "could not be rendered: KeyError" in (tmp_path / "run" / "report.html").read_text()
+    assert (tmp_path / "run" / "summary.md").read_text().startswith("# nbx report:")
+    assert not (tmp_path / "latest").exists()
+
+
 def test_latest_refuses_to_replace_a_real_directory(tmp_path):
     (tmp_path / "latest").mkdir()
     with pytest.raises(ValueError, match="not a symlink"):
@@ -216,24 +230,24 @@ def test_markdown():
 
 
 def test_html():
+    # The page in detail, and in a browser: tests/test_report_html.py.
     r = sample_report()
     failures = {("exp", "float32", "sweep"): ["max_ulp 1.84 > budget 1.0"]}
     page = render_html(r, failures=failures)
     assert "http://" not in page and "https://" not in page
-    assert not re.search(r"""(src|href)\s*=\s*["'](?!#)""", page)   # only in-page anchors
-    assert page.count("<svg") == sum(1 for m in r.measurements if m.plot or m.hist) == 2
-    assert "<table" in page and 'data-type="num"' in page
+    assert not re.search(r"""(src|href)\s*=""", page)                # loads nothing
     assert page.count('<tr class="fail">') == 1 and page.count('<tr class="error">') == 1
     assert "<b>markup</b>" not in page and "&lt;b&gt;markup" in page
-    assert "sign(x)&#183;log2(1+|x|)" in page
+    assert 'id="p-exp-float32-sweep"' in page                        # failing: drawn up front
+    assert "sign(x)\\u00b7log2(1+|x|)" in page
 
 
 def test_html_size_for_a_large_run():
     ms = [meas(f"op{i}", dtype, "sweep", plot=True, max_ulp=i / 7)
           for i in range(250) for dtype in ("float16", "float32")]
     page = render_html(report(ms))
-    assert page.count("<svg") == 500
-    assert len(page.encode()) < 5_000_000
+    assert page.split("<tbody>")[1].count("<tr") == 500
+    assert len(page.encode()) < 500_000
 
 
 # -- diff -------------------------------------------------------------------------------------

@@ -36,18 +36,33 @@ def write_report(report: Report, run_dir: Path, latest: Path | None = None, *,
         failures = verdict.by_key()
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    rendered = {
-        "markdown": ("summary.md", render_markdown(report, failures=failures, verdict=verdict,
-                                                   previous=previous)),
-        "junit": ("junit.xml", render_junit(report, failures=failures)),
-        "html": ("report.html", render_html(report, failures=failures)),
-        # report.json last: its presence means the other three are complete too.
-        "json": (REPORT_FILE, report.to_json()),
+    renderers = {
+        "markdown": ("summary.md", lambda: render_markdown(report, failures=failures, verdict=verdict,
+                                                           previous=previous)),
+        "junit": ("junit.xml", lambda: render_junit(report, failures=failures)),
+        "html": ("report.html", lambda: render_html(report, failures=failures)),
     }
+    # A renderer that raises must not lose the measurements (an hour of a nightly): its file says
+    # what failed, report.json is still written, and the error is raised after every file.
+    rendered, broken = {}, []
+    for fmt, (name, render) in renderers.items():
+        try:
+            rendered[fmt] = (name, render())
+        except Exception as e:  # noqa: BLE001 (re-raised below, after report.json is safe)
+            broken.append((name, e))
+            rendered[fmt] = (name, f"{name} could not be rendered: {type(e).__name__}: {e}\n"
+                                   f"The measurements are in {REPORT_FILE}.\n")
+    # report.json last: its presence means the other three are written too.
+    rendered["json"] = (REPORT_FILE, report.to_json())
     paths: dict[str, Path] = {}
     for fmt, (name, text) in rendered.items():
         paths[fmt] = run_dir / name
         atomic_write_text(paths[fmt], text)
+    if broken:
+        name, e = broken[0]
+        raise RuntimeError(f"{run_dir}: {REPORT_FILE} written, but "
+                           + ", ".join(n for n, _ in broken) + f" could not be rendered ({name}: "
+                           f"{type(e).__name__}: {e}); `latest` not moved") from e
     if latest is not None:
         atomic_symlink(run_dir, Path(latest))
     return paths
