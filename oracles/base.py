@@ -23,6 +23,11 @@ NAN = float("nan")
 INF = float("inf")
 
 KINDS = ("real", "bool", "exactly-representable")
+# What an oracle may be told about the output dtype, as keywords (Oracle.output_format):
+# "int_range": int_min, int_max for an integer output and to_bool=True for bool (a cast, which
+#   saturates: its results lie in that range);
+# "float_max": fmt_max, the largest finite value of a float output (nan_to_num's default fills).
+OUTPUT_FORMAT = ("int_range", "float_max")
 
 
 @dataclass(frozen=True)
@@ -39,10 +44,14 @@ class Oracle:
     zero_sign_matters: bool = True
     notes: str = ""
     declared_at: str = ""           # "path:line" of the oracle(...) call (nbx where)
+    output_format: tuple = ()       # entries of OUTPUT_FORMAT: what the harness passes about the output
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"oracle {self.name!r}: kind {self.kind!r} is not one of {KINDS}")
+        if set(self.output_format) - set(OUTPUT_FORMAT):
+            raise ValueError(f"oracle {self.name!r}: output_format {self.output_format!r} is not a subset "
+                             f"of {OUTPUT_FORMAT}")
         if len(self.domain) != self.arity:
             raise ValueError(f"oracle {self.name!r}: domain has {len(self.domain)} intervals, "
                              f"arity is {self.arity}")
@@ -92,12 +101,13 @@ def quiet(fn: Callable) -> Callable:
 
 
 def oracle(name, arity, kind, f64, mp=None, exact_int=None, domain=None, specials=(),
-           params=None, zero_sign_matters=True, notes="") -> Oracle:
+           params=None, zero_sign_matters=True, notes="", output_format=()) -> Oracle:
     caller = sys._getframe(1)
     return Oracle(name=name, arity=arity, kind=kind, f64=quiet(f64), mp=mp, exact_int=exact_int,
                   domain=tuple(domain) if domain is not None else ((-INF, INF),) * arity,
                   specials=tuple((tuple(i), o) for i, o in specials),
                   params=dict(params or {}), zero_sign_matters=zero_sign_matters, notes=notes,
+                  output_format=tuple(output_format),
                   declared_at=f"{caller.f_code.co_filename}:{caller.f_lineno}")
 
 

@@ -5,6 +5,7 @@ identity here. Float to integer (nbx's definition; ATen leaves it undefined): tr
 zero, saturate to the target's range, NaN -> 0. The f64 and mp functions do that when the
 harness passes the target's range as keywords `int_min`, `int_max`; `to_bool=True` gives
 x != 0 (NaN is true). Integer to integer casts are the identity here and the harness wraps.
+`output_format` says which of those keywords an oracle takes (base.OUTPUT_FORMAT).
 """
 from __future__ import annotations
 
@@ -71,6 +72,7 @@ ORACLES = [
                                _to_row(-INF, lambda p: float(p["int_min"]), True),
                                _to_row(0.0, lambda p: 0.0, False),
                                _to_row(-0.0, lambda p: 0.0, False)),
+           output_format=("int_range",),
            notes="float targets: identity (the harness rounds to nearest even); integer "
                  "targets (keywords int_min, int_max): trunc toward zero, saturate, NaN -> 0; "
                  "to_bool=True: x != 0. Integer sources: identity, the harness wraps"),
@@ -80,6 +82,7 @@ ORACLES = [
                                lambda p: _fmt_max(p) if p["posinf"] is None else p["posinf"],
                                lambda p: -_fmt_max(p) if p["neginf"] is None else p["neginf"],
                                0.0, -0.0, (1.5, 1.5)),
+           output_format=("float_max",),
            notes="posinf/neginf None mean the OUTPUT format's max/-max: the harness passes it as "
                  "keyword fmt_max (to f64 and in lookup_special's params; float64's by default)"),
     oracle("angle", 1, "real", lambda x: np.where(np.isnan(x), x, np.where(x < 0, np.pi, 0.0)),

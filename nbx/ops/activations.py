@@ -18,6 +18,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..tensor import Tensor
 from .registry import OpSpec, Param, register, run
+from .verify import Split, Variant, Verify, in_operand_dtype
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -196,20 +197,25 @@ activation("silu", "F", ALL, _silu, "x * sigmoid(x); silu(-inf) = -0.0.")
 activation("gelu", "F", ALL, lambda p, t: _gelu_tanh if p["approximate"] == "tanh" else _gelu_erf,
            "'none': 0.5x(1+erf(x/sqrt2)), as x/2*erfc(-x/sqrt2); 'tanh': 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), "
            "as x/(1+exp(-2u)). gelu(-inf) = -0.0.",
-           params=(Param("approximate", "none", kind="choice", choices=("none", "tanh")),))
+           params=(Param("approximate", "none", kind="choice", choices=("none", "tanh")),),
+           verify=Verify(variants=(Variant({"approximate": "tanh"}),)))
 activation("tanh", "F", ALL, _tanh, "tanh(x).")
 activation("hardsigmoid", "F", ALL, _hardsigmoid, "clamp(x/6 + 1/2, 0, 1), as ATen's min(max(x+3, 0), 6)/6.")
 activation("hardswish", "F", ALL, _hardswish, "x * hardsigmoid(x): 0 for x <= -3, x for x >= 3.")
 activation("leaky_relu", "F", ALL, _leaky_relu, "x > 0 ? x : negative_slope*x.",
-           params=(Param("negative_slope", 0.01, dtype="float64"),))
-activation("elu", "F", ALL, _elu, "x > 0 ? x : alpha*expm1(x).", params=(Param("alpha", 1.0, dtype="float64"),))
+           params=(Param("negative_slope", 0.01, dtype="float64"),),
+           verify=Verify(variants=(Variant({"negative_slope": 0.2}),)))
+activation("elu", "F", ALL, _elu, "x > 0 ? x : alpha*expm1(x).", params=(Param("alpha", 1.0, dtype="float64"),),
+           verify=Verify(variants=(Variant({"alpha": 0.5}),)))
 activation("celu", "F", ALL, _celu, "x > 0 ? x : alpha*expm1(x/alpha) (= max(0,x) + min(0, alpha*expm1(x/alpha)), "
-           "except celu(-0.0) = -0.0).", params=(Param("alpha", 1.0, dtype="float64"),))
+           "except celu(-0.0) = -0.0).", params=(Param("alpha", 1.0, dtype="float64"),),
+           verify=Verify(variants=(Variant({"alpha": 2.0}),)))
 activation("selu", "F", ALL, _selu, "scale*(x > 0 ? x : alpha*expm1(x)), ATen's scale and alpha.")
 activation("mish", "F", ALL, _mish, "x * tanh(softplus(x)), softplus overflow-free; mish(-inf) = -0.0.")
 activation("softplus", "F", ALL, _softplus,
            "x*beta > threshold ? x : log1p(exp(beta*x))/beta, evaluated as (max(u,0) + log1p(exp(-|u|)))/beta.",
-           params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")))
+           params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")),
+           verify=Verify(variants=(Variant({"beta": 2.0, "threshold": 10.0}),)))
 activation("log_sigmoid", "F", ALL, _log_sigmoid, "log(sigmoid(x)) = min(x,0) - log1p(exp(-|x|)).")
 
 
@@ -228,7 +234,9 @@ def _threshold_params(params, t):
 activation("threshold", "S", NUMERIC, _threshold,
            "x <= threshold ? value : x (ATen; NaN stays NaN). value is rounded to the input's dtype; for "
            "integer inputs value must be an integer that fits.",
-           params=(Param("threshold", None), Param("value", None)), kernel_params=_threshold_params)
+           params=(Param("threshold", None), Param("value", None)), kernel_params=_threshold_params,
+           verify=Verify(variants=(in_operand_dtype(threshold=0.5, value=-2.0), in_operand_dtype(threshold=0, value=7)),
+                         measure_default=False))
 
 
 # ---------------------------------------------------------------- compositions over views
@@ -264,10 +272,11 @@ def _silu_and_mul_compose(spec, operands, params, out):
 
 
 activation("glu", "F", ALL, _glu, "a * sigmoid(b), a and b the two halves of `dim` (views, no copies).",
-           params=(Param("dim", -1, dtype="int64"),), compose=_glu_compose)
+           params=(Param("dim", -1, dtype="int64"),), compose=_glu_compose, verify=Verify(split=Split("dim")))
 activation("silu_and_mul", "F", ALL, _swiglu,
            "silu(x[..., :d]) * x[..., d:] with d half the last dim (views, no copies).",
-           compose=_silu_and_mul_compose)
+           compose=_silu_and_mul_compose,
+           verify=Verify(split=Split(), ci_rank8="compose over views: the two halves of the last dim"))
 register(OpSpec("swiglu", 2, "F", ALL, _swiglu, family="activations", operand_names=("gate", "up"),
                 doc="silu(gate) * up; both broadcast."))
 

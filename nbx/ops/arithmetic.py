@@ -6,6 +6,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32.divide import FLOOR_QUOTIENT, TRUNC_QUOTIENT
 from .registry import OpSpec, Param, register, rule_float, rule_promote
+from .verify import DIVISOR, BigCase, Variant, Verify, in_operand_dtype
 
 NUMERIC = D.NUMERIC
 ALL = D.ALL
@@ -200,12 +201,17 @@ def _check_sub(spec, operands, params, t):
 
 
 binary("add", "P", ALL, _with_alpha(_add, _add_alpha), "input + alpha * other.",
-       params=_ALPHA, check=_check_add, kernel_params=_alpha_params)
+       params=_ALPHA, check=_check_add, kernel_params=_alpha_params,
+       verify=Verify(variants=(in_operand_dtype(alpha=2),),
+                     ci_rank8="binary with a scalar kernel parameter (alpha) and Python-scalar operands",
+                     big=BigCase(D.int8, lambda a, s: a + a.dtype.type(s), (3,))))
 binary("sub", "P", NUMERIC, _with_alpha(_sub, _sub_alpha), "input - alpha * other.",
-       params=_ALPHA, check=_check_sub, kernel_params=_alpha_params)
+       params=_ALPHA, check=_check_sub, kernel_params=_alpha_params,
+       verify=Verify(variants=(in_operand_dtype(alpha=3),)))
 binary("rsub", "P", NUMERIC, _with_alpha(_rsub, _rsub_alpha), "other - alpha * input.",
-       params=_ALPHA, check=_check_sub, kernel_params=_alpha_params)
-binary("mul", "P", ALL, _mul, "input * other.")
+       params=_ALPHA, check=_check_sub, kernel_params=_alpha_params,
+       verify=Verify(variants=(in_operand_dtype(alpha=2),)))
+binary("mul", "P", ALL, _mul, "input * other.", verify=Verify(ci_rank8="binary, the plain two-operand kernel"))
 
 
 def _div_rule(operands, params):
@@ -235,16 +241,21 @@ binary("div", _div_rule, ALL, _div_body,
        "rounded toward zero; 'floor': floor division as floor_divide. Integer division by zero raises "
        "ZeroDivisionError.",
        params=(Param("rounding_mode", None, kind="choice", choices=(None, "trunc", "floor")),),
-       check=_check_div, fault=int_division_fault, fast32=_div_fast32)
+       check=_check_div, fault=int_division_fault, fast32=_div_fast32,
+       # the rounding modes refuse bool (_check_div)
+       verify=Verify(variants=tuple(Variant({"rounding_mode": r}, NUMERIC) for r in ("trunc", "floor")),
+                     roles={1: DIVISOR}))
 binary("floor_divide", "P", NUMERIC, _by_kind(_float_floor_divide, _int_floor_divide),
        "Floored division. Integers: exact at every magnitude; INT_MIN // -1 wraps to INT_MIN; a zero "
        "divisor raises ZeroDivisionError. Floats: Python's semantics from fmod (1.0 // 0.1 == 9.0); a "
        "zero result keeps the sign of input / other.",
-       check=_check_no_bool, fault=int_division_fault, fast32=FLOOR_QUOTIENT)
+       check=_check_no_bool, fault=int_division_fault, fast32=FLOOR_QUOTIENT,
+       verify=Verify(roles={1: DIVISOR}, exact_float=True,
+                     ci_rank8="binary with the fault flag (a zero divisor) and a float32 fast path"))
 binary("remainder", "P", NUMERIC, _by_kind(_float_remainder, _int_remainder),
        "Python's %: the sign of the divisor. Floats via fmod plus a sign fix (ATen); a zero result keeps the "
        "dividend's sign (-0.0 % 3.0 is -0.0). Integer zero divisor raises ZeroDivisionError.",
-       check=_check_no_bool, fault=int_division_fault)
+       check=_check_no_bool, fault=int_division_fault, verify=Verify(roles={1: DIVISOR}, exact_float=True))
 binary("maximum", "P", ALL, m.maximum_nan, "Element-wise maximum; NaN propagates; -0.0 < +0.0.")
 binary("minimum", "P", ALL, m.minimum_nan, "Element-wise minimum; NaN propagates; -0.0 < +0.0.")
 

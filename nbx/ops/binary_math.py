@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from .arithmetic import int_division_fault
 from .bitwise import plain_spec
 from .registry import OpSpec, register, run
+from .verify import DIVISOR, EXPONENT, Verify
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -84,7 +85,7 @@ def binary(name, rule, dtypes, body, doc, **kw):
 
 binary("fmod", "P", NUMERIC, lambda p, t: _fmod_float if t.compute[0].is_float else _fmod_int,
        "C fmod: the remainder with the sign of the dividend, exact. Integer division by zero raises "
-       "ZeroDivisionError; INT_MIN fmod -1 is 0.", fault=int_division_fault)
+       "ZeroDivisionError; INT_MIN fmod -1 is 0.", fault=int_division_fault, verify=Verify(roles={1: DIVISOR}))
 binary("fmax", "P", ALL, _fmax, "Maximum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.")
 binary("fmin", "P", ALL, _fmin, "Minimum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.")
 binary("atan2", "F", ALL, _atan2, "atan2(input, other) with C's quadrant and signed-zero rules.")
@@ -214,4 +215,5 @@ binary("pow", "P", NUMERIC, lambda p, t: _pow_float if t.compute[0].is_float els
        "input ** exponent: tensor**scalar, scalar**tensor, tensor**tensor. A Python integer exponent with "
        "|n| <= 4 is exact multiplication (float32 in float64); other float cases are libdevice pow (C pow: "
        "0**0 = NaN**0 = 1**NaN = 1). Integers: exact with wrap-around; a negative integer exponent is a "
-       "ValueError.", operand_names=("input", "exponent"), fault=_negative_exponent, compose=_pow_compose)
+       "ValueError.", operand_names=("input", "exponent"), fault=_negative_exponent, compose=_pow_compose,
+       verify=Verify(roles={1: EXPONENT}))

@@ -15,6 +15,7 @@ from .. import dtype as D
 from ..promotion import is_scalar
 from ..tensor import Tensor
 from .registry import RULES, OpSpec, register, rule_promote, run
+from .verify import SHIFT, Verify
 
 INTEGRAL = D.INTEGRAL
 INTS = D.INTS
@@ -114,14 +115,15 @@ def bitwise(name, arity, dtypes, body, doc, **kw):
                            compose=_integral_compose, scalar_operands=(0, 1) if arity == 2 else (), **kw))
 
 
-bitwise("bitwise_and", 2, INTEGRAL, _and, "input & other (integer and bool); broadcasts.")
+bitwise("bitwise_and", 2, INTEGRAL, _and, "input & other (integer and bool); broadcasts.",
+        verify=Verify(ci_rank8="binary compose op (rule I's operand check) on integer and bool operands"))
 bitwise("bitwise_or", 2, INTEGRAL, _or, "input | other (integer and bool); broadcasts.")
 bitwise("bitwise_xor", 2, INTEGRAL, _xor, "input ^ other (integer and bool); broadcasts.")
 bitwise("bitwise_not", 1, INTEGRAL, lambda p, t: _bool_not if t.common.is_bool else _not,
         "~input; on bool it is logical not.")
 bitwise("bitwise_left_shift", 2, INTS, _left_shift,
         "input << other; a count < 0 or >= the bit width of the result dtype gives 0 (ATen).",
-        kernel_params=_width)
+        kernel_params=_width, verify=Verify(roles={1: SHIFT}))
 bitwise("bitwise_right_shift", 2, INTS, _right_shift,
         "input >> other (arithmetic); a count < 0 or >= the bit width of the result dtype gives the sign "
-        "fill (ATen).", kernel_params=_width)
+        "fill (ATen).", kernel_params=_width, verify=Verify(roles={1: SHIFT}))

@@ -6,6 +6,7 @@ import triton.language as tl
 
 from .. import dtype as D
 from .registry import OpSpec, Param, Typing, compute_dtype, register
+from .verify import BigCase, Variant, Verify, bits_of
 
 ALL = D.ALL
 PI = tl.constexpr(math.pi)
@@ -51,13 +52,18 @@ def _to_typing(operands, params):
 
 
 register(OpSpec("copy", 1, _same_typing, ALL, _identity, family="convert",
-                doc="A copy with the input's dtype (keeps a dense input's layout)."))
+                doc="A copy with the input's dtype (keeps a dense input's layout).",
+                verify=Verify(ci_rank8="unary identity: the copy and contiguous() path",
+                              big=BigCase(D.uint8, lambda a: a.copy()))))
 register(OpSpec("to", 1, _to_typing, ALL, _identity, family="convert",
                 params=(Param("dtype", None, kind="dtype"),),
                 doc="Cast to `dtype`. Between floats: round to nearest even (float64 -> bfloat16 rounds once). "
                     "Float to integer: truncate toward zero; out of range saturates and NaN gives 0 (nbx's "
                     "definition; ATen leaves it undefined). Integer to narrower integer wraps. Anything to "
-                    "bool: x != 0 (NaN -> True)."))
+                    "bool: x != 0 (NaN -> True).",
+                # every target dtype from every source: a sweep each rather than all 2^16 inputs
+                verify=Verify(variants=tuple(Variant({"dtype": d.name}) for d in ALL), measure_default=False,
+                              exhaustive16=False, ci_rank8="unary whose result dtype is a parameter (casts)")))
 
 
 def _nan_to_num_params(params, t):
@@ -93,4 +99,4 @@ register(OpSpec("bf16_to_fp16", 1, _bf16_typing, (D.int16, D.bfloat16), _bf16_bo
                 doc="Raw bfloat16 bit patterns held in an int16 tensor (or a bfloat16 tensor) to float16 "
                     "through float32: round to nearest even, overflow to inf, subnormals kept. out= may be a "
                     "float16 view of the input's own storage (the conversion reads each element before "
-                    "writing it)."))
+                    "writing it).", verify=Verify(roles={0: bits_of(D.bfloat16)})))

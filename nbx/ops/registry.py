@@ -1,8 +1,9 @@
 """The op set as data: `OpSpec` and `OPS`.
 
 An op is a spec: its name, arity, scalar parameters, dtype rule, supported dtypes, a scalar
-`@triton.jit` body (the exact path) and, where it has one, its float32 fast path (`fast32`, a
-kernels.fastpath.FastPath). `make_function(spec)` turns a spec into the public function (`nbx.exp`,
+`@triton.jit` body (the exact path), where it has one its float32 fast path (`fast32`, a
+kernels.fastpath.FastPath), and what the precision harness must know of it (`verify`, a
+verify.Verify). `make_function(spec)` turns a spec into the public function (`nbx.exp`,
 `nbx.add(a, b, alpha=2)`); every function runs through the one launcher in kernels/launch.py.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..kernels import iterate, launch
 from ..kernels.fastpath import FastPath
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
+from .verify import Verify
 
 OPS: dict[str, "OpSpec"] = {}
 
@@ -102,6 +104,7 @@ class OpSpec:
     fast32: Any = None                          # FastPath, or callable(params) -> FastPath | None: the float32 fast path
     extra: dict = field(default_factory=dict)
     declared_at: str = ""                       # "path:line" of the module-level statement that registered it
+    verify: Verify = field(default_factory=Verify)  # what the precision harness must know (verify.py)
 
     @property
     def dtype_names(self) -> tuple:

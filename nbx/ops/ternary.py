@@ -5,6 +5,8 @@ formula in float64 and round once: the products of float32 values are exact ther
 is the exact value rounded once to float64, then to the output (correct except within ~2^-29 ulp
 of a boundary). float64 inputs follow ATen's expression order.
 """
+import math
+
 import triton
 import triton.language as tl
 
@@ -13,6 +15,7 @@ from ..kernels import math as m
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 from .registry import OpSpec, Param, Typing, compute_dtype, register, run
+from .verify import MASK, Verify, in_operand_dtype
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -64,7 +67,11 @@ register(OpSpec("clamp", 1, "P", NUMERIC, _clamp, family="ternary", compose=_cla
                         Param("max", None, kind="bound", doc="None, a Python number or a Tensor")),
                 doc="minimum(maximum(input, min), max); min and max are None, scalars or tensors (broadcast); "
                     "min > max gives max; a NaN input or bound gives NaN; -0.0 < +0.0. The result dtype "
-                    "promotes over the input and the given bounds."))
+                    "promotes over the input and the given bounds.",
+                verify=Verify(variants=(in_operand_dtype(min=1, max=100), in_operand_dtype(min=100, max=1),
+                                        in_operand_dtype(min=-1.5, max=2.5), in_operand_dtype(min=-1.5),
+                                        in_operand_dtype(max=2.5)),
+                              measure_default=False, param_operands=(("min", -math.inf), ("max", math.inf)))))
 register(OpSpec("clamp_min", 2, "P", NUMERIC, _clamp_min, family="ternary", operand_names=("input", "min"),
                 scalar_operands=(1,), doc="maximum(input, min); NaN propagates; -0.0 < +0.0."))
 
@@ -91,7 +98,9 @@ register(OpSpec("where", 3, _where_typing, ALL, _where, family="ternary",
                 operand_names=("condition", "input", "other"), scalar_operands=(1, 2),
                 check=lambda s, ops, p, t: _check_condition("where", "condition", ops[0]),
                 doc="input where condition else other; condition is bool; all three broadcast; input and "
-                    "other may be Python scalars and promote together."))
+                    "other may be Python scalars and promote together.",
+                verify=Verify(roles={0: MASK},
+                              ci_rank8="ternary with a bool condition and per-operand compute dtypes")))
 
 
 @triton.jit
@@ -114,7 +123,9 @@ register(OpSpec("masked_fill", 2, _masked_fill_typing, ALL, _masked_fill, family
                 operand_names=("input", "mask"), params=(Param("value", None),),
                 check=_masked_fill_check, kernel_params=lambda p, t: [(p["value"], t.common)],
                 doc="value where mask else input; mask is bool and broadcasts with input; value is converted "
-                    "to the input's dtype (a float value for an integer input is an error)."))
+                    "to the input's dtype (a float value for an integer input is an error).",
+                verify=Verify(variants=(in_operand_dtype(value=1), in_operand_dtype(value=-2.5)), measure_default=False,
+                              roles={1: MASK})))
 
 
 # ---------------------------------------------------------------- lerp, addcmul, addcdiv
@@ -133,7 +144,8 @@ def _lerp(s, e, w):
 register(OpSpec("lerp", 3, "P", FLOATS, _lerp, family="ternary", operand_names=("input", "end", "weight"),
                 scalar_operands=(2,),
                 doc="input + weight*(end - input) by ATen's two-branch formula (|weight| < 0.5 from input, "
-                    "else from end); weight is a scalar or a tensor; all broadcast."))
+                    "else from end); weight is a scalar or a tensor; all broadcast.",
+                verify=Verify(ci_rank8="ternary on floats with a Python-scalar third operand")))
 
 
 @triton.jit
