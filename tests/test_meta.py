@@ -1,6 +1,7 @@
 """Completeness of the tables: every op has an oracle, every measured target has a committed bank
 file and a committed interpreter budget (or is exact). Layout: an op's spec and its oracle live in
-modules of the same family name, nbx/ops/<family>.py and oracles/<family>.py.
+modules of the same family name, nbx/ops/<family>.py and oracles/<family>.py. Per-op verification
+facts live with the op (OpSpec.verify) and agree with its spec and oracle; nbx/harness/ names no op.
 
 The last two read the COMMITTED reference_bank/ and reports/budgets/ (never NBX_BANK): they fail
 until the full bank (`nbx bank refresh`) and the interpreter budgets (`nbx run` then
@@ -9,6 +10,7 @@ without them.
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 from pathlib import Path
@@ -20,8 +22,8 @@ import nbx
 import nbx.ops
 import oracles
 from nbx.harness import bank, budgets
-from nbx.harness import targets as T
-from nbx.harness.targets import SPLIT_OPS, targets
+from nbx.harness.targets import targets
+from nbx.ops import verify
 from oracles import ORACLES
 
 OPS = list(nbx.OPS)
@@ -32,18 +34,14 @@ def _interpreter_backend_id() -> str:
     return nbx.backend_id()
 
 
-def test_split_ops_are_the_gated_pair():
-    assert set(SPLIT_OPS) == {"glu", "silu_and_mul"}
-
-
 @pytest.mark.parametrize("op", OPS)
 def test_every_op_has_an_oracle_of_the_right_arity(op):
     assert op in ORACLES, f"op {op!r} is in nbx.OPS but has no oracle in oracles.ORACLES"
     o = ORACLES[op]
     spec = nbx.OPS[op]
-    # glu / silu_and_mul: the oracle takes the two halves; clamp: its scalar bounds are oracle operands
-    param_operands = getattr(T, "PARAM_OPERANDS", {}).get(op, ())
-    want = 2 if op in SPLIT_OPS else spec.arity + len(param_operands)
+    # a split op's oracle takes the two halves; parameter operands (clamp's bounds) follow the tensors
+    param_operands = spec.verify.param_operands
+    want = (2 if spec.verify.split is not None else spec.arity) + len(param_operands)
     assert o.arity == want, (f"{op}: oracle arity {o.arity}, op arity {spec.arity} + parameter operands "
                              f"{param_operands} (expected {want})")
     assert len(o.domain) == o.arity, f"{op}: domain has {len(o.domain)} intervals for arity {o.arity}"
@@ -131,3 +129,87 @@ def test_committed_interpreter_budgets_cover_every_inexact_target():
     for k, v in table.items():
         assert isinstance(v.get("max_ulp"), (int, float)) and v["max_ulp"] >= 0, f"{k}: bad entry {v!r}"
         assert v["max_ulp"] == budgets.round_up_tenth(v["max_ulp"]), f"{k}: not a tenth of an ulp"
+
+
+# ---------------------------------------------------------------------- verification facts with the op
+HARNESS_DIR = Path(nbx.__file__).resolve().parent / "harness"
+
+
+def op_names_in(directory: Path) -> list[str]:
+    """'file:line: name' for every string constant of a .py file under `directory` that is an op name
+    of nbx.OPS (docstrings excluded; comments are no constants)."""
+    found = []
+    for path in sorted(directory.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        found += [f"{path.relative_to(directory)}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and node.value in nbx.OPS and id(node) not in docstrings]
+    return found
+
+
+def test_harness_names_no_op():
+    """What the harness must know of an op is declared with the op (OpSpec.verify, nbx/ops/verify.py,
+    or its Oracle): an op name in nbx/harness/ is a per-op fact in the wrong place."""
+    found = op_names_in(HARNESS_DIR)
+    assert not found, "op names in nbx/harness/ (declare the fact in the op's Verify):\n" + "\n".join(found)
+
+
+def test_op_name_scan_sees_strings_but_not_docstrings(tmp_path):
+    (tmp_path / "m.py").write_text('"""exp and add."""\nX = {"add": 1}\n\n\ndef f(t):\n    """copy"""\n'
+                                   '    return t.op == "copy"  # "neg"\n')
+    assert op_names_in(tmp_path) == ["m.py:2: 'add'", "m.py:7: 'copy'"]
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_verify_facts_agree_with_spec_and_oracle(op):
+    problems = verify.check(nbx.OPS[op], ORACLES[op].arity)
+    assert not problems, f"{op}: " + "; ".join(problems)
+
+
+def test_every_variant_is_measured_somewhere():
+    measured = {(t.op, tuple(sorted(t.params.items()))) for t in targets()}
+    missing = [f"{op} {v.params}" for op, spec in nbx.OPS.items() for v in spec.verify.variants
+               if (op, tuple(sorted(v.params.items()))) not in measured]
+    assert not missing, f"variants that apply to none of their op's dtypes: {missing}"
+
+
+def test_ci_rank8_sample_covers_every_kernel_path():
+    """The ci layout suite's rank-8 groups go to a sample of ops (Verify.ci_rank8); the sample holds
+    every arity and every launch feature: the fault flag, a compose over views (split), a compose,
+    a bool result, a result dtype chosen by a parameter, a scalar kernel parameter."""
+    sample = [spec for spec in nbx.OPS.values() if spec.verify.ci_rank8]
+    assert {s.arity for s in sample} == {s.arity for s in nbx.OPS.values()}
+    assert any(s.fault is not None for s in sample)
+    assert any(s.verify.split is not None for s in sample)
+    assert any(s.compose is not None and s.verify.split is None for s in sample)
+    assert any(s.rule == "B" for s in sample)
+    assert any(any(p.kind == "dtype" for p in s.params) for s in sample)
+    assert any(any(p.kind == "number" for p in s.params) for s in sample)
+
+
+@pytest.mark.parametrize("op", [op for op, spec in nbx.OPS.items() if spec.verify.big is not None])
+def test_big_case_reference_agrees_with_the_op(op):
+    """A BigCase runs on the GPU only (> 2^31 elements); its call and its numpy reference are checked
+    here on a small array, so a wrong reference cannot pass for a 64-bit offset bug."""
+    big = nbx.OPS[op].verify.big
+    host = ((np.arange(4099, dtype=np.int64) % 251) - 125).astype(big.dtype.np)
+    got = nbx.FUNCTIONS[op](nbx.from_numpy(host)[::3], *big.scalars).numpy()
+    want = big.reference(host[::3], *big.scalars)
+    assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_verify_check_reports_inconsistent_facts():
+    import dataclasses
+    div = nbx.OPS["div"]
+    wrong = verify.Verify(variants=(verify.Variant({"alpha": 2}),), roles={5: verify.MASK},
+                          split=verify.Split(), exact_float=True)
+    problems = verify.check(dataclasses.replace(div, verify=wrong), ORACLES["div"].arity)
+    assert any("names no parameter" in p for p in problems)
+    assert any("role of operand 5" in p for p in problems)
+    assert any("split op" in p for p in problems)
+    assert any("fault predicate" in p for p in problems)
+    assert any("exact float" in p for p in problems)

@@ -28,8 +28,6 @@ from oracles import ORACLES
 from oracles.formats import FORMATS
 
 from .. import dtype as D
-from ..ops import OPS
-from ..tensor import empty
 from . import cases as C
 from . import ulp
 from .measure import Batch, bits_of, exact_expected, oracle_params, round_exact_or_ziv
@@ -58,11 +56,7 @@ def relpath(t: Target) -> str:
 
 
 def out_dtype(t: Target) -> D.DType:
-    spec = OPS[t.op]
-    dummies = [empty(1, dtype=d) for d in t.operand_dtypes()][: spec.arity]
-    if t.op in ("glu", "silu_and_mul"):
-        dummies = [empty(2, dtype=t.dtype)]
-    return spec.typing(dummies, {**{p.name: p.default for p in spec.params}, **t.params}).out
+    return t.out_dtype
 
 
 # ---------------------------------------------------------------- cases and expected values
@@ -79,9 +73,7 @@ def bank_inputs(t: Target) -> tuple[list[np.ndarray], list[str]]:
         return C.int_operand(t, i, n, rng, d)
 
     if arity == 1:
-        sp = C.special_values(t.dtype)
-        if t.op in ("floor_divide", "remainder", "fmod", "div") and not t.dtype.is_float:
-            sp = sp[sp != 0]
+        sp = C.role_specials(t, 0, C.special_values(t.dtype), t.dtype)
         rnd = sample(t.dtype, N_RANDOM, 0)
         return [np.concatenate([sp, rnd])], ["special"] * len(sp) + ["random"] * N_RANDOM
     sps = []
@@ -89,13 +81,7 @@ def bank_inputs(t: Target) -> tuple[list[np.ndarray], list[str]]:
         s = C.special_values(d)
         if len(s) > N_SPECIAL_PAIRS:
             s = s[np.linspace(0, len(s) - 1, N_SPECIAL_PAIRS).astype(int)]
-        if i == 1 and not d.is_float and t.op in ("floor_divide", "remainder", "fmod", "div"):
-            s = s[s != 0]
-        if i == 1 and t.op == "pow" and not d.is_float:
-            s = s[(s >= 0) & (s < 70)]
-        if t.op in ("bitwise_left_shift", "bitwise_right_shift") and i == 1:
-            s = np.array([0, 1, d.bits - 1, d.bits, d.bits + 1] + ([-1] if d.kind == "i" else []), dtype=d.np)
-        sps.append(s)
+        sps.append(C.role_specials(t, i, s, d))
     if arity == 2:
         g = np.meshgrid(sps[0], sps[1], indexing="ij")
         special = [x.reshape(-1) for x in g]

@@ -9,7 +9,9 @@
 - `integers`: bit lengths drawn uniformly, so every magnitude up to the dtype's limit is covered;
 - `exhaustive32_chunks`: all 2^32 float32 patterns, in chunks (for the GPU);
 - `int_operand`, `float_operands`: the operands of one target's batch, from the generators above
-  (divisors nonzero, shift counts in and just outside range, the specials crossed);
+  (divisors nonzero, shift counts in and just outside range, the specials crossed), and
+  `role_specials`: the special values of an operand that its role admits (the roles an op declares
+  in OpSpec.verify, nbx/ops/verify.py);
 - `PROFILES`, `PROFILE_SIZES`: how many cases each profile draws, for the value suites and the
   structural suites.
 """
@@ -23,6 +25,7 @@ from oracles import ORACLES
 from oracles.formats import FORMATS, from_bits
 
 from .. import dtype as D
+from ..ops.verify import DIVISOR, EXPONENT, SHIFT
 from .targets import Target
 
 # Case counts of the value suites per profile. float64 results take the mpmath truth for every
@@ -42,10 +45,9 @@ PROFILE_SIZES = {
 }
 PROFILE_SIZES["exhaustive"] = PROFILE_SIZES["nightly"]
 
-# Ops whose second operand must not be zero in value suites (an integer zero divisor raises).
-FAULT_OPS = {"floor_divide", "remainder", "fmod", "div"}
-# Ops whose second operand is a shift count.
-SHIFT_OPS = {"bitwise_left_shift", "bitwise_right_shift"}
+# Integer exponents are drawn from [0, EXPONENT_STOP): a negative one faults, and the range reaches
+# past 64, the widest integer width (where 2**64 has wrapped to 0).
+EXPONENT_STOP = 70
 
 
 def rng_for(seed: int, *key) -> np.random.Generator:
@@ -162,12 +164,29 @@ def exhaustive32_chunks(chunk: int = 1 << 24, start: int = 0, stop: int = 1 << 3
 
 def int_operand(t: Target, i: int, n: int, rng, d: D.DType) -> np.ndarray:
     """Operand i of an integer target: `integers`, with shift counts in range and just outside it,
-    pow's exponents non-negative and divisors nonzero."""
-    if t.op in SHIFT_OPS and i == 1:
+    exponents non-negative and divisors nonzero."""
+    role = t.role(i)
+    if role == SHIFT:
         return rng.integers(-2, d.bits + 3, n).astype(d.np)        # in range, and just outside it
-    if t.op == "pow" and i == 1:
-        return rng.integers(0, 70, n).astype(d.np)                  # negative integer exponents raise
-    return integers(d, n, rng, nonzero=(i == 1 and t.op in FAULT_OPS))
+    if role == EXPONENT:
+        return rng.integers(0, EXPONENT_STOP, n).astype(d.np)       # negative integer exponents raise
+    return integers(d, n, rng, nonzero=(role == DIVISOR))
+
+
+def role_specials(t: Target, i: int, s: np.ndarray, d: D.DType) -> np.ndarray:
+    """The special values `s` of operand i (dtype d) that its role admits: shift counts at the edges
+    of the width (and -1 for signed types) instead; for integer and bool dtypes, divisors nonzero and
+    exponents in [0, EXPONENT_STOP)."""
+    role = t.role(i)
+    if role == SHIFT:
+        return np.array([0, 1, d.bits - 1, d.bits, d.bits + 1] + ([-1] if d.kind == "i" else []), dtype=d.np)
+    if d.is_float:
+        return s
+    if role == DIVISOR:
+        return s[s != 0]
+    if role == EXPONENT:
+        return s[(s >= 0) & (s < EXPONENT_STOP)]
+    return s
 
 
 def float_operands(t: Target, n: int, rng, dts) -> list[np.ndarray]:

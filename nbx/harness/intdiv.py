@@ -1,18 +1,22 @@
 """The integer-division suite (PRECISION.md, "The integer-division suite").
 
-floor_divide, div (trunc, floor), remainder and fmod on uint8/int8/int16/int32/int64 against exact
-Python integers: every sign combination, |a| and |b| over every bit length (a grid of bit lengths;
-int64 beyond 2^53), divisible pairs and pairs off by one, the special values crossed (INT_MIN // -1
-wraps to INT_MIN, INT_MIN % -1 = 0), division by zero (ZeroDivisionError, also for a 0-dim, a
-Python-scalar, a broadcast and a strided divisor; with out= the out tensor is untouched; a zero only
-in storage a view skips does not raise), broadcast and strided operands. Float targets
-(floor_divide, remainder on float32/float64): Python's exact semantics through fractions (and
-measure.score, for ulp and specials), with pairs where floor(a/b) is wrong (1.0 // 0.1 == 9),
-stratified values of every sign and binade, the special values crossed, and mixed integer/float
-operands (an int tensor with a float tensor: the result dtype must be the float's, the int converts
-first as ATen, scored in ulp). An exact expectation that is representable and missed counts as
-wrong. Sizes per profile (cases.PROFILE_SIZES): ci one pair per (bit length, bit length, signs),
-nightly four.
+Which targets: those of an op with a divisor operand (Verify.roles, the operand a zero faults) on
+uint8/int8/int16/int32/int64 whose result is an integer (floor_divide, div with a rounding mode,
+remainder, fmod; div's true division gives a float), and float32/float64 targets of an op whose
+Verify.exact_float asks for exact checks (floor_divide, remainder). The exact values are the op's
+oracle's `exact_int`, on Python ints, and for floats on the inputs' exact Fractions.
+
+Integer targets, against exact Python integers: every sign combination, |a| and |b| over every
+bit length (a grid of bit lengths; int64 beyond 2^53), divisible pairs and pairs off by one, the
+special values crossed (INT_MIN // -1 wraps to INT_MIN, INT_MIN % -1 = 0), division by zero
+(ZeroDivisionError, also for a 0-dim, a Python-scalar, a broadcast and a strided divisor; with out=
+the out tensor is untouched; a zero only in storage a view skips does not raise), broadcast and
+strided operands. Float targets: Python's exact semantics through fractions (and measure.score, for
+ulp and specials), with pairs where floor(a/b) is wrong (1.0 // 0.1 == 9), stratified values of
+every sign and binade, the special values crossed, and mixed integer/float operands (an int tensor
+with a float tensor: the result dtype must be the float's, the int converts first as ATen, scored
+in ulp). An exact expectation that is representable and missed counts as wrong. Sizes per profile
+(cases.PROFILE_SIZES): ci one pair per (bit length, bit length, signs), nightly four.
 """
 from __future__ import annotations
 
@@ -22,46 +26,38 @@ from fractions import Fraction
 
 import numpy as np
 
+from oracles import ORACLES
+
 from .. import dtype as D
+from ..ops.verify import DIVISOR
 from ..tensor import Tensor, from_numpy
 from . import cases as C
 from .cases import PROFILE_SIZES
-from .measure import Batch, flat_bits, hexes, score
+from .measure import Batch, flat_bits, hexes, oracle_params, score
 from .measurement import Worst
 from .targets import Target, call, scalar_positions
 
-INT_DTYPES = (D.uint8, D.int8, D.int16, D.int32, D.int64)
-INTDIV_INT = (("floor_divide", {}), ("div", {"rounding_mode": "trunc"}), ("div", {"rounding_mode": "floor"}),
-              ("remainder", {}), ("fmod", {}))
-INTDIV_FLOAT = (("floor_divide", {}), ("remainder", {}))
+INT_DTYPES = D.INTS
 INTDIV_FLOAT_DTYPES = (D.float32, D.float64)
+DIVISOR_AT = 1                      # the suite's cases are (dividend, divisor) pairs
 
 
 def applies(t: Target) -> bool:
-    """The suite measures the integer ops of INTDIV_INT on INT_DTYPES and the float ops of
-    INTDIV_FLOAT on INTDIV_FLOAT_DTYPES, each with exactly the listed parameters."""
-    if t.dtype in INT_DTYPES and any(t.op == op and t.params == p for op, p in INTDIV_INT):
-        return True
-    return t.dtype in INTDIV_FLOAT_DTYPES and any(t.op == op and t.params == p for op, p in INTDIV_FLOAT)
+    """Integer division (a divisor operand, an integer result) on INT_DTYPES; the exact float checks
+    an op asks for (Verify.exact_float) on INTDIV_FLOAT_DTYPES."""
+    if t.role(DIVISOR_AT) != DIVISOR:
+        return False
+    if t.dtype in INT_DTYPES:
+        return t.out_dtype.is_int
+    return t.dtype in INTDIV_FLOAT_DTYPES and t.verify.exact_float
 
 
 # ====================================================================== the integer-division suite
-def trunc_int(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def exact_int(op: str, params: dict, a: int, b: int) -> int:
-    if op == "floor_divide" or (op == "div" and params.get("rounding_mode") == "floor"):
-        return a // b
-    if op == "div":
-        return trunc_int(a, b)
-    if op == "remainder":
-        return a % b
-    if op == "fmod":
-        r = abs(a) % abs(b)
-        return -r if a < 0 else r
-    raise ValueError(f"intdiv: no exact rule for {op}")
+def exact_rule(t: Target, out: D.DType):
+    """The op's exact value as a function of (a, b), Python ints or (for float inputs) Fractions:
+    its oracle's `exact_int` with the target's parameters."""
+    fn, params = ORACLES[t.op].exact_int, oracle_params(t, out)
+    return lambda a, b: fn(a, b, **params)
 
 
 def _wrap(v: int, d: D.DType) -> int:
@@ -122,7 +118,8 @@ def _check_int_batch(t: Target, acc, a: np.ndarray, b: np.ndarray, got, desc: st
                                                    f"{tuple(np.broadcast_shapes(a.shape, b.shape))} {out_dtype.name}"))
         return
     g = got.numpy().reshape(-1)
-    exp = np.array([_wrap(exact_int(t.op, t.params, int(x), int(y)), out_dtype)
+    rule = exact_rule(t, out_dtype)
+    exp = np.array([_wrap(rule(int(x), int(y)), out_dtype)
                     for x, y in zip(ab.tolist(), bb.tolist())], dtype=object).astype(out_dtype.np)
     wrong = g != exp
     gb, eb = flat_bits(g), flat_bits(exp)
@@ -261,37 +258,39 @@ def _naive_wrong_pairs(d: D.DType, n: int, rng):
 
 
 def _fraction_check(t: Target, acc, arrays, got: np.ndarray, out: D.DType, desc: str) -> None:
-    """Exact semantics through fractions: where the exact floor quotient (below 2^p) or the exact
-    remainder is representable in `out`, the result must equal it."""
+    """Exact semantics through fractions: where the exact value is representable in `out`, the result
+    must equal it. An integer value is a quotient, checked below 2^p (every integer there is
+    representable; beyond, the format's rounding of a large quotient is score's to measure); any
+    other value (a remainder) where it is exactly a value of `out`."""
     p = 24 if out is D.float32 else 53
     vals = t.oracle_values(arrays, out)
     g = got.astype(np.float64)
+    rule = exact_rule(t, out)
     wrong = 0
     first = None
     for i, (x, y) in enumerate(zip(vals[0].tolist(), vals[1].tolist())):
         if not (math.isfinite(x) and math.isfinite(y)) or y == 0:
             continue
-        fx, fy = Fraction(x), Fraction(y)
-        q = fx // fy
-        if t.op == "floor_divide":
-            if abs(q) >= 1 << p:
+        want = rule(Fraction(x), Fraction(y))
+        quotient = isinstance(want, int)
+        if quotient:
+            if abs(want) >= 1 << p:
                 continue
-            want = Fraction(q)
+            want = Fraction(want)
         else:
-            want = fx - fy * q
             w = float(want)
             if Fraction(w) != want or (out is D.float32 and float(np.float32(w)) != w):
                 continue
         if not (math.isfinite(g[i]) and Fraction(g[i]) == want):
             wrong += 1
             if first is None:
-                first = (i, x, y, g[i], want)
+                first = (i, x, y, g[i], want, "//" if quotient else "%")
     acc.wrong += wrong
     if first is not None:
-        i, x, y, gv, want = first
+        i, x, y, gv, want, symbol = first
         acc.push_worst(Worst(hexes(arrays, i), repr(gv), repr(float(want)), math.inf,
                              f"intdiv {desc}: {wrong} results differ from the exact value "
-                             f"({x!r} {'//' if t.op == 'floor_divide' else '%'} {y!r} = {float(want)!r}, got {gv!r})"))
+                             f"({x!r} {symbol} {y!r} = {float(want)!r}, got {gv!r})"))
 
 
 def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:

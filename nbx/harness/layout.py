@@ -21,7 +21,9 @@ Sizes per profile (cases.PROFILE_SIZES; the interpreter costs ~15 ms a launch):
 - ci: the full layout set (~17-20 launches, shapes of <= 120 elements) for float32, ONE integer
   dtype (chosen per op from its name, so every integer dtype is covered by some op) and bool, where
   the op supports them; every other dtype gets the pinned broadcast cases and one composite strided
-  view (~5 launches). Rank 8 for the ops in CI_RANK8_OPS; random groups of rank 1..5.
+  view (~5 launches). Rank 8 for the ops whose Verify.ci_rank8 gives a reason (a sample that holds
+  every arity, a faulting, a split, a compose, a cast and a bool-result op); random groups of rank
+  1..5.
 - nightly: the full set for every dtype, plus random groups for every rank 1..8 (rank 8 for every
   op), about 3x the ci launches.
 Scored elements per target: 2048 (ci) / 8192 (nightly), 64 / 256 for float64 results (mpmath).
@@ -44,20 +46,13 @@ from . import cases as C
 from .cases import PROFILE_SIZES
 from .measure import flat_bits, hexes, score
 from .measurement import Worst
-from .targets import (NO_DEFAULT, SPLIT_OPS, VARIANTS, Target, call, n_operands, operand_dtype,
-                      scalar_positions, variant_applies)
-
-CI_RANK8_OPS = {"add", "mul", "where", "exp", "copy", "floor_divide", "bitwise_and", "silu_and_mul", "lerp",
-                "eq", "to"}
+from .targets import Target, call, measured, n_operands, operand_dtype, scalar_positions
 
 
 def applies(t: Target) -> bool:
     """The layout suite measures the default parameters; for an op without a default target (to,
     clamp, ...), the first variant that applies to the dtype."""
-    if t.op in NO_DEFAULT:
-        first = next((p for p in VARIANTS.get(t.op, []) if variant_applies(OPS[t.op], p, t.dtype)), None)
-        return first is not None and t.params == first
-    return t.params == {}
+    return t.params == measured(t.spec, t.dtype)[0]
 
 
 # ====================================================================== values and views
@@ -71,7 +66,7 @@ def _values(t: Target, i: int, shape, rng) -> np.ndarray:
         v = C.int_operand(t, i, n, rng, d)
     else:
         dom = ORACLES[t.op].domain
-        lo_hi = dom[i] if (i < len(dom) and t.op not in SPLIT_OPS) else (-math.inf, math.inf)
+        lo_hi = dom[i] if (i < len(dom) and not t.split) else (-math.inf, math.inf)
         v = C.stratified(d, n, rng, lo_hi, in_domain=0.9)
         if n >= 8:
             sp = C.special_values(d)
@@ -405,7 +400,7 @@ def run_layout(t: Target, profile: str, seed: int, acc) -> None:
     sizes = PROFILE_SIZES[profile]
     rng = C.rng_for(seed, t.label, t.dtype.name, "layout")
     n = n_operands(t)
-    split = t.op in SPLIT_OPS
+    split = t.split
     run = LayoutRun(t, acc, rng, n, split)
     full_set = sizes["full_all_dtypes"] or t.dtype in _full_set_dtypes(t.op)
     sp = scalar_positions(t)
@@ -477,30 +472,27 @@ def run_layout(t: Target, profile: str, seed: int, acc) -> None:
     for r in ranks:
         _random_group(run, r, sizes["rand_layouts"], sp)
     # rank 8
-    if hi < 8 and t.op in CI_RANK8_OPS:
+    if hi < 8 and t.verify.ci_rank8:
         _random_group(run, 8, 1, sp)
     run.score_all(sizes["score"], sizes["score64"])
-    if (t.op, t.dtype.name) in BIG_CASES and profile != "ci" and IS_CUDA:
-        _big_offsets(t, acc)
+    big = t.verify.big
+    if big is not None and t.dtype is big.dtype and profile != "ci" and IS_CUDA:
+        _big_offsets(t, big, acc)
 
 
-# 64-bit offsets, GPU only (2 GiB of int8 per tensor): more than 2^31 elements, and a strided view
-# whose span crosses 2^31 with few elements. Compared with numpy's own int8 arithmetic (wraps).
-BIG_CASES = {("add", "int8"): lambda a: a + np.int8(3), ("neg", "int8"): lambda a: -a,
-             ("copy", "uint8"): lambda a: a.copy()}
-
-
-def _big_offsets(t: Target, acc) -> None:
+def _big_offsets(t: Target, big, acc) -> None:
+    """64-bit offsets, GPU only (2 GiB of an 8-bit dtype per tensor): more than 2^31 elements, and a
+    strided view whose span crosses 2^31 with few elements, against the op's BigCase.reference
+    (numpy's own arithmetic in the dtype, which wraps)."""
     n = (1 << 31) + 1027
     host = ((np.arange(n, dtype=np.int64) % 251) - 125).astype(t.dtype.np)
-    want = BIG_CASES[(t.op, t.dtype.name)]
     x = from_numpy(host)
-    args = (lambda v: (v, 3)) if t.op == "add" else (lambda v: (v,))
     for desc, view, ref in (("numel > 2^31", x, host), ("span > 2^31, step 4099", x[::4099], host[::4099])):
         acc.layouts += 1
         try:
-            got = call(t, args(view)).numpy()
-            bad = int(np.count_nonzero(got.view(np.uint8) != want(ref).view(np.uint8)))
+            got = call(t, (view, *big.scalars)).numpy()
+            want = big.reference(ref, *big.scalars)
+            bad = int(np.count_nonzero(got.view(np.uint8) != want.view(np.uint8)))
         except Exception as e:  # noqa: BLE001 (a failure is a result)
             bad = ref.size
             acc.push_worst(Worst([], "", "", math.inf, f"layout {desc}: {type(e).__name__}: {e}"))

@@ -22,23 +22,25 @@ from oracles.rounding import RoundResult, round_correctly, round_float64_array_t
 from .. import dtype as D
 from . import ulp
 from .measurement import Measurement, Worst
-from .targets import PARAM_OPERANDS, Target
+from .targets import Target
 
 CLOSE = 1e-6
 HIST_EDGES = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 4096.0, 2.0 ** 20, math.inf]
 
 
 def oracle_params(target: Target, out: D.DType) -> dict:
-    """The op's parameters plus what the harness tells an oracle about the output format."""
-    p = {**ORACLES[target.op].params, **target.oracle_kwargs()}
-    if target.op == "to":
+    """The op's parameters plus what the oracle asks to be told about the output format
+    (Oracle.output_format) and, for exact integer functions that take them, its width and sign."""
+    oracle = ORACLES[target.op]
+    p = {**oracle.params, **target.oracle_kwargs()}
+    if "int_range" in oracle.output_format:
         if out.is_bool:
             p["to_bool"] = True
         elif out.is_int:
             p["int_min"], p["int_max"] = out.min, out.max
-    if target.op == "nan_to_num" and out.is_float:
+    if "float_max" in oracle.output_format and out.is_float:
         p["fmt_max"] = out.max
-    if not out.is_float and _takes(ORACLES[target.op].exact_int, "bits"):
+    if not out.is_float and _takes(oracle.exact_int, "bits"):
         p["bits"], p["signed"] = (1, False) if out.is_bool else (out.bits, out.kind == "i")
     return p
 
@@ -93,21 +95,22 @@ def _wrap(v: int, d: D.DType) -> int:
 
 def exact_expected(target, arrays, out: D.DType, params) -> np.ndarray:
     """The exact integer or bool results: the oracle's `exact_int` on Python ints for integer
-    operands, else its float64 function, wrapped (or, for `to`, saturated) to the output dtype."""
+    operands, else its float64 function, wrapped to the output dtype; or clamped to it, where the
+    oracle was told the integer range (a cast saturates: only float64's rounding of the int64 bounds,
+    2^63, can step outside it, and wrapping that would give INT64_MIN)."""
     oracle = ORACLES[target.op]
     if oracle.exact_int is not None and not any(D.from_numpy_dtype(a.dtype).is_float for a in arrays):
         pyvals = [a.astype(object) if a.dtype != np.bool_ else a.astype(int).astype(object) for a in arrays]
         pyvals += [np.full(len(arrays[0]), target.params[k], dtype=object)
-                   for k in PARAM_OPERANDS.get(target.op, ()) if target.params.get(k) is not None]
+                   for k, _ in target.verify.param_operands if target.params.get(k) is not None]
         res = [oracle.exact_int(*(int(v) for v in row), **params) for row in zip(*pyvals)]
         return np.array([_wrap(v, out) for v in res], dtype=object).astype(out.np)
     vals = target.oracle_values(arrays)
     y = oracle.f64(*vals, **params)
     if out.is_bool:
         return np.asarray(y).astype(bool)
-    # a float -> integer cast saturates (nbx's definition): clamp in Python ints, since the float64
-    # value of the int64 maximum is 2^63, which would wrap
-    fix = (lambda v: min(max(v, out.min), out.max)) if target.op == "to" else (lambda v: _wrap(v, out))
+    saturates = "int_range" in oracle.output_format
+    fix = (lambda v: min(max(v, out.min), out.max)) if saturates else (lambda v: _wrap(v, out))
     return np.array([fix(int(v)) for v in np.asarray(y, dtype=np.float64)], dtype=object).astype(out.np)
 
 

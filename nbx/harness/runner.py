@@ -1,11 +1,11 @@
 """The runner: op x dtype x suite -> Measurement records, written as a report.
 
 Suites: `bank` (the committed reference cases), `exhaustive16` (every input of a 16-bit or smaller
-dtype, unary ops), `sweep` (stratified float32/float64 or integer samples, unary ops), `pairs`
-(sampled operand tuples, binary and ternary ops), and the structural suites of suites.py (`layout`,
-`intdiv`). Operands and case counts per profile: cases.py.
-Every job is a pure function of (target, suite, profile, seed): `--shard i/n` runs every n-th job,
-and `nbx report merge` joins the shards.
+dtype, unary ops, unless the op's Verify.exhaustive16 asks for a sweep), `sweep` (stratified
+float32/float64 or integer samples, unary ops), `pairs` (sampled operand tuples, binary and ternary
+ops), and the structural suites of suites.py (`layout`, `intdiv`). Operands and case counts per
+profile: cases.py. Every job is a pure function of (target, suite, profile, seed): `--shard i/n`
+runs every n-th job, and `nbx report merge` joins the shards.
 """
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from oracles import ORACLES
 
 from .. import dtype as D
 from ..backend import backend_id
+from ..ops.verify import DIVISOR
 from . import bank
 from . import cases as C
 from . import suites as S
-from .cases import FAULT_OPS, PROFILES
+from .cases import PROFILES
 from .measure import Accumulator, score
 from .progress import Progress
 from .targets import Target, targets
@@ -32,7 +33,8 @@ VALUE_SUITES = ("bank", "exhaustive16", "sweep", "pairs")
 def suites_for(t: Target, wanted=None) -> list[str]:
     out = ["bank"]
     if t.oracle_arity == 1:
-        out.append("exhaustive16" if (t.dtype.itemsize <= 2 and t.op != "to") or t.dtype.is_bool else "sweep")
+        every = (t.dtype.itemsize <= 2 and t.verify.exhaustive16) or t.dtype.is_bool
+        out.append("exhaustive16" if every else "sweep")
     else:
         out.append("pairs")
     out += S.structural_suites(t)
@@ -46,7 +48,7 @@ def batches(t: Target, suite: str, profile: str, seed: int):
     rng = C.rng_for(seed, t.label, t.dtype.name, suite)
     if suite == "exhaustive16":
         x = C.exhaustive16(t.dtype)
-        if t.op in FAULT_OPS:
+        if t.role(0) == DIVISOR:
             x = x[x != 0]
         for lo in range(0, len(x), BATCH):
             yield [x[lo:lo + BATCH]]
