@@ -17,7 +17,7 @@ import numpy as np
 import nbx
 from nbx.harness import runner
 from nbx.harness.measure import Accumulator, score
-from nbx.harness.targets import SPLIT_OPS, Target
+from nbx.harness.targets import Target
 
 
 def torch_fn(op: str, params: dict):
@@ -75,7 +75,7 @@ def main(argv=None):
     wanted = [o for o in a.ops.split(",") if o] or None
     for t in [t for t in runner.targets(wanted, ["float32"])]:
         suite = "sweep" if t.oracle_arity == 1 else "pairs"
-        if t.op in SPLIT_OPS:
+        if t.split:
             suite = "pairs"
         mine = runner.measure(t, suite, a.profile, a.seed, nbx.backend_id())
         try:
