@@ -1,4 +1,4 @@
-"""Activations. Each is the mathematical formula of OPS.md; where the literal formula gives NaN
+"""Activations. Each is the mathematical formula of docs/OPS.md; where the literal formula gives NaN
 at an infinity (silu = x*sigmoid(x), gelu, mish at -inf are -inf*0) the oracle takes the limit,
 -0.0, which is also what the formula gives at every large finite x."""
 from __future__ import annotations
@@ -113,7 +113,7 @@ ORACLES = [
                                lambda p: p["value"],
                                lambda p: p["value"] if 0.0 <= p["threshold"] else 0.0,
                                lambda p: p["value"] if 0.0 <= p["threshold"] else -0.0),
-           notes="ATen's x <= threshold ? value : x, so NaN stays NaN (OPS.md's x > threshold ? "
+           notes="ATen's x <= threshold ? value : x, so NaN stays NaN (docs/OPS.md's x > threshold ? "
                  "x : value would give value)"),
     oracle("sigmoid", 1, REAL, sigmoid_f64, sigmoid_mp,
            specials=unary_rows(NAN, 1.0, 0.0, 0.5, 0.5, (-1000.0, 0.0), (1000.0, 1.0)),

@@ -1,7 +1,7 @@
 """Binary arithmetic: add, sub, rsub, mul, the division family (div, floor_divide, remainder),
 maximum and minimum.
 
-Division semantics (OPS.md, ATen): floor_divide and remainder follow Python's float `//` and
+Division semantics (docs/OPS.md, ATen): floor_divide and remainder follow Python's float `//` and
 `%` (fmod-based), except that a zero remainder keeps the dividend's sign (ATen). The mpmath
 functions compute them exactly from the Fractions of the inputs.
 """

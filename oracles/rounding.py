@@ -5,7 +5,7 @@ compared bit for bit and written to the reference bank without another conversio
 
 - round_fraction: an exact rational -> bits. The reference every other path is tested against.
 - round_mpf: an mpmath mpf (a dyadic rational man * 2^exp) -> bits, exactly.
-- round_correctly: Ziv's loop around an mpmath function (PRECISION.md, "Oracles").
+- round_correctly: Ziv's loop around an mpmath function (docs/PRECISION.md, "Oracles").
 - round_float64_array_to: vectorized float64 -> format, exactly once (no double rounding).
 """
 

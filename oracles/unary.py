@@ -105,7 +105,7 @@ ORACLES = [
     oracle("reciprocal", 1, REAL, lambda x: 1.0 / x, lambda x: 1 / x,
            specials=unary_rows(NAN, 0.0, -0.0, INF, -INF, (4.0, 0.25))),
     # cbrt in long double, rounded once: numpy's AVX2 cbrt (X86_V3 dispatch) gave cbrt(27) =
-    # 3.0000000000000004 on this project's CPU machine (2026-12-03); cbrtl then rounding is exact there
+    # 3.0000000000000004 on an x86-64 CPU with AVX2; cbrtl then rounding is exact there
     oracle("cbrt", 1, REAL, lambda x: np.cbrt(np.asarray(x, np.longdouble)).astype(np.float64),
            lambda x: mp.cbrt(x) if x >= 0 else -mp.cbrt(-x),
            specials=unary_rows(NAN, INF, -INF, 0.0, -0.0, (-8.0, -2.0), (27.0, 3.0))),

@@ -1,6 +1,6 @@
 """The oracles against themselves: special tables against the float64 functions, float64
 against mpmath on random points of each domain, the exact integer functions against Python's
-integer semantics, and the named cases OPS.md pins."""
+integer semantics, and the named cases docs/OPS.md pins."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""nbx.harness.ulp against hand-computed values and an exact rational restatement of PRECISION.md."""
+"""nbx.harness.ulp against hand-computed values and an exact rational restatement of docs/PRECISION.md."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ inf, nan = np.inf, np.nan
 
 
 def ulp_exact(y: float, f) -> Fraction:
-    """PRECISION.md's ulp with floor(log2|y|) found by exact comparison with powers of two."""
+    """docs/PRECISION.md's ulp with floor(log2|y|) found by exact comparison with powers of two."""
     if y == 0:
         return Fraction(min_subnormal(f))
     a = abs(Fraction(y))

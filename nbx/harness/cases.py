@@ -1,6 +1,6 @@
 """Input generators, every one a pure function of (format, dtype or target, size, seed).
 
-- `special_values`: the values PRECISION.md lists for the bank (signed zeros, infinities, NaN, the
+- `special_values`: the values docs/PRECISION.md lists for the bank (signed zeros, infinities, NaN, the
   normal/subnormal edges, max finite, +-1, half-integers ...);
 - `exhaustive16`: all 65,536 bit patterns of a 16-bit format;
 - `stratified`: bit patterns drawn with a uniform exponent field, so every binade, both signs and

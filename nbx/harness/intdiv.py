@@ -1,4 +1,4 @@
-"""The integer-division suite (PRECISION.md, "The integer-division suite").
+"""The integer-division suite (docs/PRECISION.md, "The integer-division suite").
 
 Which targets: those of an op with a divisor operand (Verify.roles, the operand a zero faults) on
 uint8/int8/int16/int32/int64 whose result is an integer (floor_divide, div with a rounding mode,

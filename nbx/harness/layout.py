@@ -1,4 +1,4 @@
-"""The layout suite (PRECISION.md, "The layout suite"): broadcast and strides.
+"""The layout suite (docs/PRECISION.md, "The layout suite"): broadcast and strides.
 
 For an op and dtype, the op on views must equal, BIT FOR BIT (uint views, NaN payloads included),
 the same op on contiguous copies of the same values, and the contiguous result is scored against

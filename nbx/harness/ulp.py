@@ -1,4 +1,4 @@
-"""Ulp error and special-value mismatches, as PRECISION.md ("Ulp error") defines them.
+"""Ulp error and special-value mismatches, as docs/PRECISION.md ("Ulp error") defines them.
 
     ulp(y) = 2^(max(floor(log2|y|), emin) - p + 1)   (y != 0);   ulp(0) = the smallest subnormal
     err(r, y) = |r - y| / ulp(y)

@@ -3,8 +3,9 @@
 Every float formula is evaluated whole in float64 (m.widen) and rounded once to the compute dtype:
 for float32 (and float16/bfloat16, which compute in float32) that makes the result correctly
 rounded except within ~2^-29 ulp of a rounding boundary; for float64 inputs the same formulas run
-in float64 and cost a few ulp. The element-wise kernels are memory bound on the H200 (PRECISION.md:
-exp at 4.21 TB/s against a 4.23 TB/s copy), so the float64 arithmetic is hidden.
+in float64 and cost a few ulp. The float64 arithmetic is not hidden behind memory: on the H200 these
+ops run at 0.30 (gelu, mish) to 0.94 (relu, leaky_relu) of a device copy
+(reports/h200/gpu-check-20261204.md).
 
 Parameters (alpha, negative_slope, beta, threshold) travel as float64, the binary64 value the
 caller passed, so `negative_slope * x` is the product of the two exact values rounded once (the

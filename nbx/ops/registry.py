@@ -54,7 +54,7 @@ def compute_dtype(d: D.DType) -> D.DType:
     return d
 
 
-# ---------------------------------------------------------------------- dtype rules (OPS.md's D)
+# ---------------------------------------------------------------------- dtype rules (docs/OPS.md's D)
 def rule_float(operands, params=None) -> Typing:              # F
     common = result_type(*operands)
     out = common if common.is_float else D.DEFAULT_FLOAT
