@@ -30,7 +30,7 @@ def write_report(report: Report, run_dir: Path, latest: Path | None = None, *,
     verdict: gate.evaluate's result for the report, shown in every file; failures (measurement
     key -> messages) stands in for it where there is none; with neither, only measurements with
     an error are marked as failing. previous: find_previous's result, the report the summary's
-    changes are against (None: no comparison).
+    changes (and the page's plots of changed measurements) are against (None: no comparison).
     """
     if verdict is not None and failures is None:
         failures = verdict.by_key()
@@ -40,7 +40,8 @@ def write_report(report: Report, run_dir: Path, latest: Path | None = None, *,
         "markdown": ("summary.md", lambda: render_markdown(report, failures=failures, verdict=verdict,
                                                            previous=previous)),
         "junit": ("junit.xml", lambda: render_junit(report, failures=failures)),
-        "html": ("report.html", lambda: render_html(report, failures=failures)),
+        "html": ("report.html", lambda: render_html(report, failures=failures, verdict=verdict,
+                                                    previous=previous)),
     }
     # A renderer that raises must not lose the measurements (an hour of a nightly): its file says
     # what failed, report.json is still written, and the error is raised after every file.

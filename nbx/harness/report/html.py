@@ -1,67 +1,273 @@
-"""report.html: one self-contained page (inline CSS, JS and SVG; no external resources)."""
+"""report.html: one self-contained page, rendered by jinja2 from templates/report.html.j2.
+
+The page is the measurement table (sort by any column; filter by words), and plots drawn in the
+browser by the template's script from compact data embedded in the page. It makes no network
+request: CSS, script and data are inline and it names no URL.
+
+Drawn when the page opens ("what matters"): measurements that fail (the gate's verdict when given,
+else a max ulp over the budget), those closest to their budget, and those changed against a
+previous report. Every other row draws its plot when opened. Each plot holds the measurement's
+worst inputs (its `worst` entries, ringed) besides the sampled points, and the budget line.
+
+Plot data, per measurement: the axis ranges, then each point as a cell of a 180 x 85 grid over
+the plot area (a cell is two pixels of the drawn plot; a point is drawn three wide), the distinct
+cells sorted and written as deltas in a base-32 varint over the 64 URL-safe base64 digits
+(`encode_cells`): about one character a point. Plots not drawn up front fall back to coarser grids
+while their points exceed POINTS_BUDGET characters, and embed only their worst input's row (their
+plot still rings every worst input), so that a nightly report of ~2,400 measurements stays under
+2 MB even with 400 scattered points in every plot (tests/test_report_html.py); the 3,264
+measurements of a ci run on the interpreter make a page of about 1 MB.
+"""
 
 from __future__ import annotations
 
 import math
-from html import escape
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
 
-from nbx.harness.measurement import Measurement
+import numpy as np
+
+from nbx.dtype import DTYPES
+from nbx.harness import budgets as B
+from nbx.harness.measurement import Measurement, encode_float
+from nbx.harness.report.diff import diff_reports
 from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp, severity
 
-# Plot geometry, in SVG user units. Point coordinates are written as integers: one unit is below
-# what a reader can resolve at this size, and it keeps a 400-point scatter near 3 kB.
-PLOT_W, PLOT_H = 360, 170
-MARGIN_L, MARGIN_T, MARGIN_B = 52, 14, 40
-PANEL_GAP = 70
-SVG_W = MARGIN_L + PLOT_W + PANEL_GAP + PLOT_W + 16
-SVG_H = MARGIN_T + PLOT_H + MARGIN_B
-HIST_X0 = MARGIN_L + PLOT_W + PANEL_GAP
-MAX_BIN_TITLES = 64
+# The plot grid (cells) over the template's 360 x 170 px plot area, then the coarser grids that
+# the plots not drawn up front fall back to while their points exceed POINTS_BUDGET characters.
+GRIDS = ((180, 85), (90, 43), (45, 22))
+POINTS_BUDGET = 900_000
+DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-h1{font-size:1.4em;margin:0 0 .4em} h2{font-size:1.15em;margin:1.4em 0 .4em}
-h3{font-size:1em;margin:1em 0 .2em}
-.meta td{padding:0 1em 0 0} .meta td:first-child{color:#666}
-table.m{border-collapse:collapse;font-variant-numeric:tabular-nums}
-table.m th,table.m td{border:1px solid #ddd;padding:2px 6px}
-table.m th{background:#f3f3f3;cursor:pointer;user-select:none;position:sticky;top:0}
-table.m th[data-dir=asc]::after{content:" \\25B2"} table.m th[data-dir=desc]::after{content:" \\25BC"}
-table.m td.n{text-align:right}
-tr.fail td{background:#fde2e2} tr.error td{background:#fff0c2}
-.err{color:#a00;font-family:monospace;font-size:12px;max-width:40em;overflow-wrap:anywhere}
-svg{display:block;margin:.2em 0 1em} svg text{font:10px sans-serif;fill:#333}
-.ax{stroke:#888;fill:none} .grid{stroke:#eee} .half{stroke:#2a7;stroke-dasharray:4 3}
-.pts{stroke:#1f5fbf;stroke-width:3;stroke-linecap:round;fill:none;opacity:.6}
-.infpts{stroke:#d22;stroke-width:4;stroke-linecap:round;fill:none}
-.bar{fill:#1f5fbf;opacity:.75}
-#filter{margin:.3em 0 .6em;padding:2px 4px;width:20em}
-"""
+FAILING_PLOTS = 24               # at most this many of each group are drawn when the page opens
+CLOSEST_PLOTS = 8
+CHANGED_PLOTS = 12
+WORST_ROWS_FEATURED = 8          # worst-input rows embedded for a drawn or failing measurement
+WORST_ROWS_OTHER = 1             # and for any other (the plot still rings all of them)
 
-JS = """
-document.querySelectorAll('table.m th').forEach(function(th,i){th.addEventListener('click',function(){
- var t=th.closest('table'),b=t.tBodies[0],num=th.dataset.type==='num';
- var dir=th.dataset.dir?(th.dataset.dir==='desc'?'asc':'desc'):(num?'desc':'asc');
- t.querySelectorAll('th').forEach(function(h){delete h.dataset.dir});th.dataset.dir=dir;
- function v(r){var c=r.cells[i];if(!num)return c.textContent;var x=parseFloat(c.dataset.v);
-  return isNaN(x)?Infinity:x}
- var rows=Array.prototype.slice.call(b.rows);
- rows.sort(function(p,q){var x=v(p),y=v(q),s=num?((x-y)||0):x.localeCompare(y);
-  return dir==='asc'?s:-s});
- rows.forEach(function(r){b.appendChild(r)})})});
-document.getElementById('filter').addEventListener('input',function(e){
- var q=e.target.value.toLowerCase();
- document.querySelectorAll('table.m tbody tr').forEach(function(r){
-  r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':''})});
-"""
+COLUMNS = (  # header, "num" or "str"
+    ("op", "str"), ("dtype", "str"), ("suite", "str"), ("cases", "num"), ("max ulp", "num"),
+    ("budget", "num"), ("mean ulp", "num"), ("p99.9 ulp", "num"), ("not CR", "num"),
+    ("specials", "num"), ("wrong", "num"), ("close calls", "num"), ("unresolved", "num"),
+    ("layouts", "num"), ("wall s", "num"))
 
 
-def _num_attr(value: float) -> str:
-    if value != value:
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return f"{value:.4g}"
+def encode_cells(values: Iterable[int]) -> str:
+    """Distinct non-negative ints, sorted, as deltas from the previous one (the first from 0), each
+    a little-endian base-32 varint in DIGITS: a digit's low 5 bits are data, bit 5 says that
+    another digit of the same number follows. The template's `cells` decodes it."""
+    v = np.unique(np.fromiter(values, dtype=np.int64))
+    if v.size and v[0] < 0:
+        raise ValueError(f"encode_cells: negative value {v[0]}")
+    out: list[str] = []
+    for d in np.diff(v, prepend=0).tolist():
+        while d >= 32:
+            out.append(DIGITS[32 | (d & 31)])
+            d >>= 5
+        out.append(DIGITS[d])
+    return "".join(out)
+
+
+def decode_cells(text: str) -> list[int]:
+    """The inverse of encode_cells (the template's `cells`, in Python for the tests)."""
+    out, v, shift, prev = [], 0, 0, 0
+    for ch in text:
+        c = DIGITS.index(ch)
+        v |= (c & 31) << shift
+        if c & 32:
+            shift += 5
+        else:
+            prev += v
+            out.append(prev)
+            v, shift = 0, 0
+    return out
+
+
+def symlog(x: float) -> float:
+    """The x axis: sign(x) log2(1 + |x|), linear near 0 and logarithmic far out."""
+    return math.copysign(math.log2(1.0 + abs(x)), x)
+
+
+def _symlog(x: np.ndarray) -> np.ndarray:
+    return np.copysign(np.log2(1.0 + np.abs(x)), x)
+
+
+def ulp_scale(u: float) -> float:
+    """The y axis: log10(1 + ulp), so 0 ulp sits on the axis and 1225 ulp still fits."""
+    return math.log10(1.0 + u)
+
+
+def _sig(x: float, digits: int = 6) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+def operand_value(bits: str, dtype: str) -> float | None:
+    """The value of an operand from its hex bit pattern (a Worst input) in the measurement's dtype,
+    as float64: the plot's x. None where the bits do not parse or do not fit the dtype.
+
+    A boolean operand 0 (where's condition), which the accumulator plots at x = 0, holds 0 or 1:
+    as a float dtype that is 0 or the smallest subnormal, the same column of the plot."""
+    d = DTYPES.get(dtype)
+    try:
+        u = int(bits, 16)
+    except ValueError:
+        return None
+    if d is None or u < 0 or u >> d.bits:
+        return None
+    if d.is_bool:
+        return float(u != 0)
+    a = np.array([u], dtype=d.uint_np).view(d.np)
+    with np.errstate(all="ignore"):
+        return float(a.astype(np.float64)[0])
+
+
+def _value_text(bits: str, dtype: str) -> str:
+    """An input's value as its dtype prints it (numpy's shortest round trip), or "" if unknown."""
+    d = DTYPES.get(dtype)
+    try:
+        u = int(bits, 16)
+    except ValueError:
+        return ""
+    if d is None or u < 0 or u >> d.bits:
+        return ""
+    if d.is_bool:
+        return str(bool(u))
+    return str(np.array([u], dtype=d.uint_np).view(d.np)[0])
+
+
+def plot_data(m: Measurement, budget: float | None, grid: tuple[int, int] = GRIDS[0]) -> dict:
+    """The plot of one measurement as the template draws it: {"r": [lo, hi, top], "p": finite
+    point cells, "n": columns of infinite-error points, "w"/"wn": the same for the worst inputs,
+    "h": histogram counts, "he": histogram edges}; empty keys left out. A cell is
+    column * rows + row of `grid` (columns, rows), row 0 at the bottom.
+
+    The ranges cover the sampled points, every worst input with a finite operand, 1 ulp and the
+    budget (unless it is far above the data), so the largest error is always inside the plot."""
+    out: dict = {}
+    plot = m.plot or {}
+    n = min(len(plot.get("x") or []), len(plot.get("ulp") or []))
+    px = np.asarray((plot.get("x") or [])[:n], dtype=np.float64)
+    pu = np.asarray((plot.get("ulp") or [])[:n], dtype=np.float64)
+    worst = []
+    # Exact (integer, bool) results have no plot and their worst entries' ulp is 1 for "wrong":
+    # a scatter there would draw a flag as an error. Special mismatches plot on the inf row.
+    if m.plot or m.hist or any(w.note == "special mismatch" for w in m.worst):
+        for w in m.worst:
+            x = operand_value(w.inputs[0], m.dtype) if w.inputs else None
+            if x is not None:
+                worst.append((x, float(w.ulp)))
+    wx = np.array([x for x, _ in worst], dtype=np.float64)
+    wu = np.array([u for _, u in worst], dtype=np.float64)
+    ax, au = np.concatenate([px, wx]), np.concatenate([pu, wu])
+    with np.errstate(all="ignore"):
+        keep = np.isfinite(ax) & (au >= 0)                  # a nan ulp fails >= 0
+        if keep.any():
+            ts = _symlog(ax[keep])
+            lo, hi = _sig(float(ts.min()), 4), _sig(float(ts.max()), 4)
+            if hi - lo < 1e-9:
+                lo, hi = lo - 1, hi + 1
+            fu = au[keep & np.isfinite(au)]
+            data_top = max(float(np.log10(1.0 + fu).max()) if fu.size else 0.0, ulp_scale(1.0))
+            # The budget line is drawn inside the plot unless it lies more than 3 decades above
+            # the data (9e15 ulp, "no bound"), which would squash the points to the axis; the
+            # template then notes the budget above the plot.
+            if budget is not None and math.isfinite(budget) and ulp_scale(budget) <= data_top + 3:
+                data_top = max(data_top, ulp_scale(budget))
+            top = _sig(data_top * 1.08, 3)
+            nx, ny = grid
+
+            def cells(x: np.ndarray, u: np.ndarray) -> tuple[str, str]:
+                ok = np.isfinite(x) & (u >= 0)
+                col = np.clip(np.rint((_symlog(x) - lo) / (hi - lo) * (nx - 1)), 0, nx - 1)
+                row = np.minimum(ny - 1, np.rint(np.log10(1.0 + u) / top * (ny - 1)))
+                fin = ok & np.isfinite(u)
+                finite = (col[fin] * ny + row[fin]).astype(np.int64)
+                infinite = col[ok & np.isinf(u)].astype(np.int64)
+                return encode_cells(finite), encode_cells(infinite)
+
+            out["r"] = [lo, hi, top]
+            out["p"], out["n"] = cells(px, pu)
+            out["w"], out["wn"] = cells(wx, wu)
+    if m.hist:
+        out["h"] = [int(c) for c in m.hist.get("counts") or []]
+        out["he"] = [encode_float(e) for e in m.hist.get("edges") or []]
+    return {k: v for k, v in out.items() if v not in ("", [], None)}
+
+
+def _worst_rows(m: Measurement, limit: int) -> list[list]:
+    """[inputs (hex), their values, got, expected, ulp, note] for the first `limit` worst inputs."""
+    return [[list(w.inputs), [_value_text(b, m.dtype) for b in w.inputs], w.got, w.expected,
+             fmt_ulp(w.ulp), w.note] for w in m.worst[:limit]]
+
+
+def load_budgets(backend_id: str) -> tuple[dict[str, float], str]:
+    """The committed budgets of a backend (op[:params]|dtype -> max ulp) and the file's name;
+    ({}, "") where there is none."""
+    if not backend_id:
+        return {}, ""
+    path = B.path_for(backend_id)
+    if not path.is_file():
+        return {}, ""
+    name = _shown_path(path)
+    try:
+        data = B.load(path)
+    except (OSError, ValueError) as e:      # the page is still written, without budgets
+        return {}, f"{name} unreadable: {e}"
+    return _budget_table(data), name
+
+
+def _shown_path(path) -> str:
+    """A budget file's path as the page shows it: relative to the repository where it is inside."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(B.ROOT.parents[1]))
+    except ValueError:
+        return str(path)
+
+
+def _budget_table(data: dict) -> dict[str, float]:
+    return {k: float(v["max_ulp"]) for k, v in (data.get("budgets") or {}).items()
+            if isinstance(v, dict) and "max_ulp" in v}
+
+
+def _num(v: float) -> str:
+    """A cell as the template's sort parses it back: plain digits, fmt_ulp's "inf"/"nan"."""
+    return str(v) if isinstance(v, int) else fmt_ulp(v)
+
+
+def _sort_value(v: float) -> str:
+    """The value the template sorts a max / p99.9 ulp cell by, where the 4 digits shown lose the
+    order that matters (0.5000281 shows as 0.5, yet is not correctly rounded); else ""."""
+    if not math.isfinite(v) or float(fmt_ulp(v)) == v:
+        return ""
+    return f"{v:.10g}"
+
+
+@dataclass
+class _Row:
+    i: int
+    m: Measurement
+    cls: str
+    status: str
+    budget: float | None
+    cells: list[str]
+    sort_values: list[str]      # per cell: the value to sort by where the text is not exact, or ""
+    change: str = ""
+    reasons: list[str] = field(default_factory=list)
+
+
+def _row(i: int, m: Measurement, msgs: list[str], gated: bool, budget: float | None) -> _Row:
+    cells = [m.op, m.dtype, m.suite, _num(m.cases), _num(m.max_ulp),
+             "" if budget is None else fmt_ulp(budget), _num(m.mean_ulp), _num(m.p999_ulp),
+             fmt_frac(m.frac_not_correctly_rounded), _num(m.special_mismatches), _num(m.wrong),
+             _num(m.close_calls), _num(m.unresolved), _num(m.layouts), f"{m.wall_s:.3g}"]
+    exact = {4: _sort_value(m.max_ulp), 7: _sort_value(m.p999_ulp)}
+    status = m.error or "; ".join(msgs) or ("ok" if gated else "")
+    cls = "error" if m.error else ("fail" if msgs else "")
+    return _Row(i, m, cls, status, budget, cells, [exact.get(k, "") for k in range(len(cells))])
 
 
 def _anchor(key: Key) -> str:
@@ -69,215 +275,146 @@ def _anchor(key: Key) -> str:
                            for part in key)
 
 
-def _symlog(x: float) -> float:
-    return math.copysign(math.log2(1.0 + abs(x)), x)
+def _over_budget(m: Measurement, budget: float | None) -> bool:
+    return budget is not None and not m.error and (m.max_ulp != m.max_ulp
+                                                   or m.max_ulp > budget + 1e-9)
 
 
-def _ulp_scale(u: float) -> float:
-    return math.log10(1.0 + u)
+def _featured(rows: list[_Row], gated: bool, changes: dict[Key, list[str]]):
+    """The groups drawn when the page opens, as (title, note, candidates, rows drawn): each row
+    in its first group only, at most the group's limit. Rows with nothing to draw are left out
+    (an error row has only its message)."""
+    plotted = [r for r in rows if r.m.plot or r.m.hist or r.m.worst]
+    taken: set[int] = set()
 
-
-def _fmt_tick(x: float) -> str:
-    return "0" if x == 0 else f"{x:.3g}"
-
-
-def _x_ticks(lo: float, hi: float) -> list[float]:
-    """Ticks in symlog units at multiples of a power-of-two step, at most about 7 of them."""
-    span = hi - lo
-    step = 1.0
-    while span / step > 8:
-        step *= 2
-    start = math.ceil(lo / step) * step
-    return [start + k * step for k in range(int((hi - start) / step) + 1)]
-
-
-def _y_ticks(top: float) -> list[float]:
-    """ulp values to label: 0, 0.5, then 1-2-5 steps, or powers of ten thinned to about 7."""
-    steps = [m * 10.0 ** k for k in range(0, 40) for m in (1, 2, 5)]
-    values = [0.0, 0.5] + [u for u in steps if _ulp_scale(u) <= top]
-    if len(values) > 7:
-        powers = [u for u in values[2:] if u == 10.0 ** round(math.log10(u))]
-        stride = math.ceil(len(powers) / 5)
-        values = values[:2] + powers[::stride]
-    return values
-
-
-def _fmt_x_tick(t: float) -> str:
-    """The input value at symlog position t; far out, as the power of two it approximates
-    (2^|t| - 1 differs from 2^|t| by under 0.4% once |t| >= 8)."""
-    if abs(t) >= 8 and t == int(t):
-        return ("-" if t < 0 else "") + f"2^{int(abs(t))}"
-    return _fmt_tick(math.copysign(2.0 ** abs(t) - 1.0, t))
-
-
-def _scatter(plot: dict, x0: int) -> list[str]:
-    xs, us = plot.get("x") or [], plot.get("ulp") or []
-    pairs = [(float(x), float(u)) for x, u in zip(xs, us) if math.isfinite(float(x))
-             and float(u) == float(u)]
-    out = [f'<rect class="ax" x="{x0}" y="{MARGIN_T}" width="{PLOT_W}" height="{PLOT_H}"/>']
-    if not pairs:
-        out.append(f'<text x="{x0 + PLOT_W / 2}" y="{MARGIN_T + PLOT_H / 2}" '
-                   f'text-anchor="middle">no finite points</text>')
+    def take(cands, limit):
+        out = [r for r in cands if r.i not in taken][:limit]
+        taken.update(r.i for r in out)
         return out
-    txs = [_symlog(x) for x, _ in pairs]
-    lo, hi = min(txs), max(txs)
-    if hi - lo < 1e-9:
-        lo, hi = lo - 1, hi + 1
-    finite_u = [_ulp_scale(u) for _, u in pairs if math.isfinite(u)]
-    top = max(finite_u + [_ulp_scale(1.0)]) * 1.08
 
-    def px(t: float) -> int:
-        return round(x0 + (t - lo) / (hi - lo) * PLOT_W)
+    groups = []
+    if gated:
+        failing = [r for r in plotted if r.cls == "fail"]
+        fail_note = "the gate's verdict"
+        for r in failing:
+            r.reasons.append(r.status)
+    else:
+        failing = [r for r in plotted if _over_budget(r.m, r.budget)]
+        fail_note = "max ulp over the budget (the gate was not run on this report)"
+        for r in failing:
+            r.reasons.append(f"max ulp {fmt_ulp(r.m.max_ulp)} > budget {fmt_ulp(r.budget)}")
+    groups.append(("Failing", fail_note, len(failing), take(failing, FAILING_PLOTS)))
 
-    def py(s: float) -> int:
-        return round(MARGIN_T + PLOT_H - s / top * PLOT_H)
+    def ratio(r: _Row) -> float:
+        return r.m.max_ulp / r.budget
+    close = [r for r in plotted if r.budget and r.budget > 0 and math.isfinite(r.m.max_ulp)
+             and r.m.max_ulp > 0 and r.cls == "" and not _over_budget(r.m, r.budget)]
+    close.sort(key=lambda r: (-ratio(r), -r.m.max_ulp, r.m.key()))
+    shown = take(close, CLOSEST_PLOTS)
+    for r in shown:
+        r.reasons.append(f"max ulp {fmt_ulp(r.m.max_ulp)} of budget {fmt_ulp(r.budget)} "
+                         f"({100 * ratio(r):.0f}%)")
+    groups.append(("Closest to budget", "max ulp / budget, highest first", len(close), shown))
 
-    for t in _x_ticks(lo, hi):
-        out.append(f'<line class="grid" x1="{px(t)}" y1="{MARGIN_T}" x2="{px(t)}" '
-                   f'y2="{MARGIN_T + PLOT_H}"/><text x="{px(t)}" y="{MARGIN_T + PLOT_H + 12}" '
-                   f'text-anchor="middle">{_fmt_x_tick(t)}</text>')
-    for u in _y_ticks(top):
-        y = py(_ulp_scale(u))
-        out.append(f'<line class="grid" x1="{x0}" y1="{y}" x2="{x0 + PLOT_W}" y2="{y}"/>'
-                   f'<text x="{x0 - 4}" y="{y + 3}" text-anchor="end">{_fmt_tick(u)}</text>')
-    half = py(_ulp_scale(0.5))
-    out.append(f'<line class="half" x1="{x0}" y1="{half}" x2="{x0 + PLOT_W}" y2="{half}">'
-               f'<title>0.5 ulp: the correctly rounded bound</title></line>')
-    finite_pts: dict[tuple[int, int], None] = {}
-    inf_pts: dict[tuple[int, int], None] = {}
-    for t, (_, u) in zip(txs, pairs):
-        if math.isfinite(u):
-            finite_pts[(px(t), py(_ulp_scale(u)))] = None
-        else:
-            inf_pts[(px(t), MARGIN_T + 2)] = None
-    if finite_pts:
-        out.append('<path class="pts" d="' + "".join(f"M{a} {b}h0" for a, b in finite_pts) + '"/>')
-    if inf_pts:
-        out.append('<path class="infpts" d="' + "".join(f"M{a} {b}h0" for a, b in inf_pts)
-                   + '"><title>inf ulp (special mismatch)</title></path>')
-        out.append(f'<text x="{x0 - 4}" y="{MARGIN_T + 5}" text-anchor="end" fill="#d22">inf</text>')
-    out.append(f'<text x="{x0 + PLOT_W / 2}" y="{SVG_H - 6}" text-anchor="middle">'
-               f'input x (first operand), axis sign(x)&#183;log2(1+|x|)</text>')
-    out.append(f'<text transform="translate(12 {MARGIN_T + PLOT_H / 2}) rotate(-90)" '
-               f'text-anchor="middle">ulp error, axis log10(1+ulp)</text>')
+    if changes:
+        changed = [r for r in plotted if r.m.key() in changes]
+        for r in changed:
+            r.reasons.append(r.change)
+        groups.append(("Changed", "against the previous report", len(changed),
+                       take(changed, CHANGED_PLOTS)))
+    return groups
+
+
+def _changes(previous: Report | None, report: Report) -> dict[Key, list[str]]:
+    if previous is None:
+        return {}
+    d = diff_reports(previous, report)
+    out: dict[Key, list[str]] = {}
+    for kind, changes in (("worse", d.regressions), ("better", d.improvements)):
+        for c in changes:
+            name, old, new = c.describe()
+            out.setdefault(c.key, []).append(f"{kind}: {name} {old} -> {new}")
     return out
 
 
-def _histogram(hist: dict, x0: int) -> list[str]:
-    edges = [float(e) for e in hist.get("edges") or []]
-    counts = [int(c) for c in hist.get("counts") or []]
-    out = [f'<rect class="ax" x="{x0}" y="{MARGIN_T}" width="{PLOT_W}" height="{PLOT_H}"/>']
-    if not counts:
-        out.append(f'<text x="{x0 + PLOT_W / 2}" y="{MARGIN_T + PLOT_H / 2}" '
-                   f'text-anchor="middle">no histogram</text>')
-        return out
-    n = len(counts)
-    top = math.log10(1 + max(max(counts), 1))
-    width = PLOT_W / n
-    titles = n <= MAX_BIN_TITLES and len(edges) == n + 1
-    for i, c in enumerate(counts):
-        if c <= 0:
-            continue
-        h = math.log10(1 + c) / top * PLOT_H
-        rect = (f'<rect class="bar" x="{x0 + i * width:.1f}" y="{MARGIN_T + PLOT_H - h:.1f}" '
-                f'width="{max(width - 1, 0.5):.1f}" height="{h:.1f}"')
-        if titles:
-            rect += (f'><title>[{fmt_ulp(edges[i])}, {fmt_ulp(edges[i + 1])}) ulp: '
-                     f'{c} cases</title></rect>')
-        else:
-            rect += "/>"
-        out.append(rect)
-    if len(edges) == n + 1:
-        stride = max(1, math.ceil(n / 6))
-        for i in list(range(0, n + 1, stride)) + ([n] if n % stride else []):
-            out.append(f'<text x="{x0 + i * width:.1f}" y="{MARGIN_T + PLOT_H + 12}" '
-                       f'text-anchor="middle">{fmt_ulp(edges[i])}</text>')
-    for c in sorted({0, max(counts)}):
-        y = MARGIN_T + PLOT_H - math.log10(1 + c) / top * PLOT_H
-        out.append(f'<text x="{x0 - 4}" y="{y + 3:.1f}" text-anchor="end">{c}</text>')
-    out.append(f'<text x="{x0 + PLOT_W / 2}" y="{SVG_H - 6}" text-anchor="middle">'
-               f'ulp error bins (edges, equal-width bars); height log10(1+count)</text>')
-    return out
+@lru_cache(maxsize=1)
+def _template():
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.PackageLoader("nbx.harness.report", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    # Compact, strict JSON: the page's data is most of its size, and a stray inf/nan is a bug.
+    env.policies["json.dumps_kwargs"] = {"separators": (",", ":"), "allow_nan": False}
+    return env.get_template("report.html.j2")
 
 
-def render_plot_svg(m: Measurement) -> str:
-    """One <svg> per measurement: the scatter on the left, the histogram on the right."""
-    parts = [f'<svg width="{SVG_W}" height="{SVG_H}" viewBox="0 0 {SVG_W} {SVG_H}" role="img" '
-             f'aria-label="{escape(" ".join(m.key()))} ulp error">']
-    parts += _scatter(m.plot, MARGIN_L) if m.plot else []
-    parts += _histogram(m.hist, HIST_X0) if m.hist else []
-    parts.append("</svg>")
-    return "".join(parts)
+def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None, verdict=None,
+                previous=None, budgets: dict | None = None) -> str:
+    """The whole page.
 
+    failures: the gate's messages by measurement key; with it, failing rows are highlighted and
+    carry the messages, and the rest read "ok" (write_report takes them from the verdict).
+    verdict: gate.evaluate's result, whose budgets (the file it gated with) the page shows.
+    previous: an earlier Report, or find_previous's result (its .report); measurements that
+    regressed or improved against it are drawn up front and their changes shown. budgets: a
+    budget file's data (budgets.load), where there is no verdict; by default the committed
+    reports/budgets/<backend-id>.json where it exists."""
+    if verdict is not None:
+        table = _budget_table({"budgets": verdict.budgets})
+        budget_source = _shown_path(verdict.budgets_path)
+    elif budgets is not None:
+        table, budget_source = _budget_table(budgets), "given by the caller"
+    else:
+        table, budget_source = load_budgets(report.backend_id)
+    if previous is not None and not isinstance(previous, Report):
+        previous = getattr(previous, "report", None)
+    gated = failures is not None
+    changes = _changes(previous, report)
+    ms = sorted(report.measurements, key=severity)
+    rows = []
+    for i, m in enumerate(ms):
+        row = _row(i, m, (failures or {}).get(m.key()) or [], gated,
+                   table.get(B.key(m.op, m.dtype)))
+        row.change = "; ".join(changes.get(m.key(), []))
+        rows.append(row)
+    groups = _featured(rows, gated, changes)
+    featured = {r.i for _, _, _, shown in groups for r in shown}
 
-_TABLE_COLS = (  # header, type, cell value
-    ("op", "str", lambda m: m.op), ("dtype", "str", lambda m: m.dtype),
-    ("suite", "str", lambda m: m.suite), ("cases", "num", lambda m: m.cases),
-    ("max ulp", "num", lambda m: m.max_ulp), ("mean ulp", "num", lambda m: m.mean_ulp),
-    ("p99.9 ulp", "num", lambda m: m.p999_ulp),
-    ("not CR", "num", lambda m: m.frac_not_correctly_rounded),
-    ("specials", "num", lambda m: m.special_mismatches), ("wrong", "num", lambda m: m.wrong),
-    ("close calls", "num", lambda m: m.close_calls), ("unresolved", "num", lambda m: m.unresolved),
-    ("layouts", "num", lambda m: m.layouts), ("wall s", "num", lambda m: m.wall_s),
-)
+    edges = Counter(tuple(encode_float(e) for e in (m.hist or {}).get("edges") or [])
+                    for m in ms if m.hist)
+    common_edges = list(edges.most_common(1)[0][0]) if edges else []
+    data = [plot_data(r.m, r.budget) for r in rows]
+    for grid in GRIDS[1:]:
+        rest = [r.i for r in rows if r.i not in featured and "p" in data[r.i]]
+        if sum(len(data[i]["p"]) + len(data[i].get("n", "")) for i in rest) <= POINTS_BUDGET:
+            break
+        for i in rest:
+            data[i] = {**plot_data(rows[i].m, rows[i].budget, grid), "g": list(grid)}
+    for r, d in zip(rows, data):
+        if d.get("he") == common_edges:
+            del d["he"]
+        limit = WORST_ROWS_FEATURED if (r.i in featured or r.cls) else WORST_ROWS_OTHER
+        if r.m.worst:
+            d["W"] = _worst_rows(r.m, limit)
+            if len(r.m.worst) > limit:
+                d["nw"] = len(r.m.worst)
 
-
-def _table(report: Report, failures: dict[Key, list[str]] | None) -> list[str]:
-    head = "".join(f'<th data-type="{t}">{escape(h)}</th>' for h, t, _ in _TABLE_COLS)
-    out = ['<table class="m"><thead><tr>' + head + "<th>status</th></tr></thead><tbody>"]
-    for m in sorted(report.measurements, key=severity):
-        msgs = (failures or {}).get(m.key()) or []
-        cls = "error" if m.error else ("fail" if msgs else "")
-        cells = []
-        for header, typ, get in _TABLE_COLS:
-            v = get(m)
-            if header == "op" and (m.plot or m.hist):
-                cells.append(f'<td><a href="#{_anchor(m.key())}">{escape(v)}</a></td>')
-            elif typ == "str":
-                cells.append(f"<td>{escape(v)}</td>")
-            else:
-                shown = (fmt_frac(v) if header == "not CR" else
-                         str(v) if isinstance(v, int) else
-                         f"{v:.3g}" if header == "wall s" else fmt_ulp(v))
-                cells.append(f'<td class="n" data-v="{_num_attr(float(v))}">{escape(shown)}</td>')
-        status = (f'<td class="err">{escape(m.error)}</td>' if m.error else
-                  f'<td class="err">{escape("; ".join(msgs))}</td>' if msgs else
-                  f"<td>{'ok' if failures is not None else ''}</td>")
-        out.append(f'<tr class="{cls}">' + "".join(cells) + status + "</tr>")
-    out.append("</tbody></table>")
-    return out
-
-
-def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None) -> str:
-    """The whole page. With failures given, failing rows are highlighted and carry the messages."""
-    ms = report.measurements
-    meta = [("backend", report.backend_id)] + [
-        (k, v) for k, v in sorted(report.backend.items()) if k != "id"] + [
+    n_fail = sum(1 for r in rows if r.cls == "fail")
+    n_err = sum(1 for r in rows if r.m.error)
+    meta = [("backend id", report.backend_id or "(unknown)")] + [
+        (k, str(v)) for k, v in sorted(report.backend.items()) if k != "id"] + [
         ("commit", report.git_commit or "(unknown)"), ("profile", report.profile),
         ("run id", report.run_id), ("created", report.created)]
     if report.shards:
         meta.append(("merged from", ", ".join(report.shards)))
-    n_fail = sum(1 for m in ms if (failures or {}).get(m.key()))
-    n_err = sum(1 for m in ms if m.error)
-    counts = f"{len(ms)} measurements, {sum(m.cases for m in ms):,} cases, {n_err} errors"
-    if failures is not None:
-        counts += f", {n_fail} failing their budgets"
-    title = f"nbx report {report.backend_id} {report.run_id}"
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
-           f"<h1>nbx report: {escape(report.backend_id or '(unknown backend)')}</h1>",
-           '<table class="meta">' + "".join(f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}"
-                                            f"</td></tr>" for k, v in meta) + "</table>",
-           f"<p>{escape(counts)}. Click a column header to sort.</p>",
-           '<input id="filter" placeholder="filter rows (op, dtype, suite...)">']
-    out += _table(report, failures)
-    plotted = sorted((m for m in ms if m.plot or m.hist), key=Measurement.key)
-    if plotted:
-        out.append("<h2>ulp error against input, and its histogram</h2>")
-    for m in plotted:
-        out.append(f'<h3 id="{_anchor(m.key())}">{escape(m.op)} {escape(m.dtype)} '
-                   f"({escape(m.suite)}): max {escape(fmt_ulp(m.max_ulp))} ulp, "
-                   f"{m.cases:,} cases</h3>")
-        out.append(render_plot_svg(m))
-    out.append(f"<script>{JS}</script></body></html>")
-    return "\n".join(out) + "\n"
+    meta.append(("budgets", budget_source or "none found for this backend"))
+    if previous is not None:
+        meta.append(("compared with", f"{previous.run_id} ({previous.backend_id})"))
+    return _template().render(
+        title=f"nbx report {report.backend_id} {report.run_id}",
+        backend=report.backend_id or "(unknown backend)",
+        meta=meta, columns=COLUMNS, budget_col=[h for h, _ in COLUMNS].index("budget"),
+        rows=rows, groups=groups, anchor=_anchor, compared=previous is not None, gated=gated,
+        counts=dict(measurements=len(ms), cases=sum(m.cases for m in ms), errors=n_err,
+                    failing=n_fail),
+        data={"grid": list(GRIDS[0]), "edges": common_edges, "digits": DIGITS, "m": data})

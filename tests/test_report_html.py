@@ -1,0 +1,359 @@
+"""report.html: the plot data (worst inputs and budget inside every plot, the compact encoding, the
+page size of a nightly-sized report), and the page itself in a headless chromium: its table, sorting,
+the word filter, a plot opened on demand, and no network request."""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import nbx.harness.report.html as H
+from nbx.harness.measurement import Measurement, Worst
+from nbx.harness.report import Previous, Report, load_report, render_html, write_report
+
+ROOT = Path(__file__).resolve().parents[1]
+BACKEND = {"id": "interpreter-numpy2.4.6", "name": "interpreter", "device": "cpu"}
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+
+def meas(op="exp", dtype="float32", suite="sweep", *, points=0, seed=0, **kw) -> Measurement:
+    kw.setdefault("cases", 1000)
+    m = Measurement(op=op, dtype=dtype, suite=suite, backend=BACKEND["id"], **kw)
+    if points:
+        rng = random.Random(seed)
+        xs = [rng.uniform(-1, 1) * 10 ** rng.uniform(-5, 38) for _ in range(points)]
+        m.plot = {"x": xs, "ulp": [rng.expovariate(3) for _ in xs]}
+        m.hist = {"edges": [0.0, 0.5, 1.0, 2.0, math.inf], "counts": [700, 200, 99, 1]}
+    return m
+
+
+def report(ms, **kw) -> Report:
+    return Report(backend=dict(BACKEND), git_commit="abc1234", profile="ci", argv=["nbx", "run"],
+                  measurements=list(ms), **kw)
+
+
+def page_data(page: str) -> dict:
+    blob = re.search(r'<script type="application/json" id="nbx-data">(.*?)</script>', page, re.S)
+    return json.loads(blob.group(1))
+
+
+def body_rows(page: str) -> list[list[str]]:
+    """The table's rows as cell texts (the template leaves out the optional </td>)."""
+    tbody = page.split('<table class="m" id="measurements">')[1].split("<tbody>")[1].split("</tbody>")[0]
+    rows = []
+    for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", tbody, re.S):
+        rows.append([html.unescape(re.sub(r"<[^>]+>", "", c)) for c in tr.split("<td>")[1:]])
+    return rows
+
+
+# -- the plot data ----------------------------------------------------------------------------
+
+def test_cells_round_trip():
+    rng = random.Random(5)
+    for n in (0, 1, 2, 50, 400):
+        values = {rng.randrange(0, 1 << rng.randrange(1, 40)) for _ in range(n)}
+        text = H.encode_cells(values)
+        assert re.fullmatch(r"[A-Za-z0-9_-]*", text)
+        assert H.decode_cells(text) == sorted(values)
+    assert H.encode_cells([31, 0, 31]) == "Af" and H.encode_cells([32]) == "gB"
+    with pytest.raises(ValueError, match="negative"):
+        H.encode_cells([-1])
+
+
+def test_operand_value():
+    assert H.operand_value("0x3f800000", "float32") == 1.0
+    assert H.operand_value("0xbc00", "float16") == -1.0
+    assert H.operand_value("0x3f80", "bfloat16") == 1.0
+    assert H.operand_value("0xc034000000000000", "float64") == -20.0
+    assert H.operand_value("0x7f800000", "float32") == math.inf
+    assert H.operand_value("0xff", "int8") == -1.0 and H.operand_value("0xff", "uint8") == 255.0
+    assert H.operand_value("0x1", "bool") == 1.0
+    assert H.operand_value("0x1", "float32") < 1e-44     # where's condition: at the x = 0 column
+    assert H.operand_value("0x10000", "float16") is None   # wider than the dtype
+    assert H.operand_value("zz", "float32") is None and H.operand_value("0x1", "nope") is None
+
+
+def test_plot_holds_the_worst_inputs_and_the_budget():
+    # As gelu float64 sweep once: every sampled point at 0 ulp, the 1225 ulp case only among the
+    # worst entries. The plot must reach it, ring it, and draw the budget (1300) inside too.
+    m = meas("gelu", "float64", points=64, max_ulp=1225.0)
+    m.plot["ulp"] = [0.0] * 64
+    m.worst = [Worst(["0xc034000000000000"], "0x1", "0x2", 1225.0),            # x = -20
+               Worst(["0x4000000000000000"], "0x1", "0x2", math.inf, "special mismatch"),  # x = 2
+               Worst(["0x7ff8000000000000"], "0x1", "0x2", 3.0)]                # x = nan: not drawn
+    d = H.plot_data(m, 1300.0)
+    lo, hi, top = d["r"]
+    nx, ny = H.GRIDS[0]
+    assert top >= H.ulp_scale(1300.0) > H.ulp_scale(1225.0)
+    assert lo <= H.symlog(-20.0) and hi >= H.symlog(2.0)
+    (worst,) = H.decode_cells(d["w"])
+    assert worst // ny == round((H.symlog(-20.0) - lo) / (hi - lo) * (nx - 1))
+    assert worst % ny == round(H.ulp_scale(1225.0) / top * (ny - 1)) > 0.9 * (ny - 1)
+    assert H.decode_cells(d["wn"]) == [round((H.symlog(2.0) - lo) / (hi - lo) * (nx - 1))]
+    assert all(c % ny == 0 for c in H.decode_cells(d["p"]))      # the sample: all at 0 ulp
+    assert d["h"] == [700, 200, 99, 1] and d["he"][-1] == "inf"
+
+    # A budget far above the data ("no bound") stays out of the range: the points keep the plot.
+    m = meas("swiglu", "float64", points=64, max_ulp=2.0)
+    assert H.plot_data(m, 9.007e15)["r"][2] < 1 < H.plot_data(m, 900.0)["r"][2]
+
+    # Exact results (integers): the worst entries' ulp is a wrong/right flag, nothing to plot.
+    wrong = meas("add", "int32", "pairs", wrong=1,
+                 worst=[Worst(["0x1", "0x2"], "0x4", "0x3", 1.0, "wrong")])
+    assert H.plot_data(wrong, 0.0) == {}
+
+
+def test_page(tmp_path):
+    ms = [meas("exp", "float32", "sweep", points=400, max_ulp=0.6,
+               worst=[Worst(["0x42b00000"], "0x7f800000", "0x7f7fffff", math.inf, "overflow")]),
+          meas("exp2", "float32", "sweep", points=100, seed=1, max_ulp=0.5),
+          meas("sin", "float16", "exhaustive16", points=50, seed=2, max_ulp=math.nan),
+          meas("add", "float32", "layout", cases=500, layouts=40, wrong=3),
+          meas("tanh", "bfloat16", "bank", error="RuntimeError: kernel failed | with <b>markup</b>\n"
+                                                  "\x1b second line")]
+    failures = {("exp", "float32", "sweep"): ["max ulp 0.6 > budget 0.5"]}
+    page = render_html(report(ms), failures=failures,
+                       budgets={"budgets": {"exp|float32": {"max_ulp": 0.5},
+                                            "exp2|float32": {"max_ulp": 0.5}}})
+    # Self-contained: no URL anywhere, no attribute that loads anything.
+    assert "http:" not in page and "https:" not in page and "//" not in page.split("<script>")[0]
+    assert not re.search(r"""\b(src|href|srcset|action|data)\s*=""", page)
+    assert "@import" not in page and "url(" not in page
+    rows = body_rows(page)
+    assert [r[:3] for r in rows] == [["tanh", "bfloat16", "bank"], ["sin", "float16", "exhaustive16"],
+                                     ["exp", "float32", "sweep"], ["exp2", "float32", "sweep"],
+                                     ["add", "float32", "layout"]]          # severity order
+    assert rows[2][4:6] == ["0.6", "0.5"] and rows[4][5] == ""             # max ulp, budget
+    assert rows[2][-1] == "max ulp 0.6 > budget 0.5" and rows[3][-1] == "ok"
+    assert page.count('<tr class="fail">') == 1 and page.count('<tr class="error">') == 1
+    assert "<b>markup</b>" not in page and "&lt;b&gt;markup" in page
+    data = page_data(page)
+    assert len(data["m"]) == len(ms) and data["m"][0] == {}                 # the error row
+    assert data["m"][2]["W"][0][:4] == [["0x42b00000"], ["88.0"], "0x7f800000", "0x7f7fffff"]
+    assert data["edges"] == [0.0, 0.5, 1.0, 2.0, "inf"] and "he" not in data["m"][2]
+    # Drawn up front: the failing one, then the closest to its budget.
+    cards = re.findall(r'<section class="card" id="([^"]+)" data-i="(\d+)">', page)
+    assert cards == [("p-exp-float32-sweep", "2"), ("p-exp2-float32-sweep", "3")]
+    assert "budgets</td><td>given by the caller" in page
+
+    # A verdict's budgets (the file the gate used) come before any other.
+    verdict = SimpleNamespace(budgets={"exp|float32": {"max_ulp": 0.7}},
+                              budgets_path=ROOT / "reports" / "budgets" / "other.json")
+    page = render_html(report(ms), failures=failures, verdict=verdict,
+                       budgets={"budgets": {"exp|float32": {"max_ulp": 0.5}}})
+    assert body_rows(page)[2][5] == "0.7" and "budgets</td><td>reports/budgets/other.json" in page
+
+    # Without budgets given, the committed file of the report's backend, when there is one.
+    page = render_html(report([meas("exp", "float32", points=10)]))
+    assert "reports/budgets/interpreter-numpy2.4.6.json" in page
+    other = report([meas()])
+    other.backend = {"id": "no-such-backend"}
+    assert "none found for this backend" in render_html(other)
+
+
+def test_changed_against_a_previous_report(tmp_path):
+    old = report([meas("exp", points=20, max_ulp=0.5), meas("log", points=20, max_ulp=0.5),
+                  meas("sin", points=20, max_ulp=0.5)], run_id="old-run")
+    new = copy.deepcopy(old)
+    new.run_id = "new-run"
+    new.measurements[0].max_ulp = 2.0
+    new.measurements[2].wrong = 0
+    page = render_html(new, budgets={"budgets": {}}, previous=old)
+    assert "compared with</td><td>old-run" in page
+    assert re.findall(r'<section class="card" id="([^"]+)"', page) == ["p-exp-float32-sweep"]
+    assert "worse: max_ulp 0.5 -&gt; 2" in page
+    # find_previous's result works the same, and write_report hands it over.
+    found = Previous(tmp_path, old, tmp_path / "old")
+    assert render_html(new, budgets={"budgets": {}}, previous=found) == page
+    written = write_report(new, tmp_path / "new", previous=found)["html"].read_text()
+    assert 'id="p-exp-float32-sweep"' in written and "worse: max_ulp 0.5 -&gt; 2" in written
+
+
+def test_page_size_for_a_nightly_report():
+    # ~2,400 measurements, each with a full 400-point scatter of random points (no two in one
+    # cell: the worst case for the encoding) and 8 worst inputs.
+    rng = random.Random(7)
+    dtypes = ("float16", "bfloat16", "float32", "float64")
+    ms = []
+    for i in range(2400):
+        m = meas(f"op{i // 8}", dtypes[i % 4], ("sweep", "bank")[i // 4 % 2], points=400, seed=i,
+                 max_ulp=rng.random())
+        m.worst = [Worst([hex(rng.getrandbits(32))], hex(rng.getrandbits(32)),
+                         hex(rng.getrandbits(32)), rng.random()) for _ in range(8)]
+        ms.append(m)
+    failures = {m.key(): ["made up"] for m in ms[:30]}
+    start = time.perf_counter()
+    budgets = {"budgets": {f"{m.op}|{m.dtype}": {"max_ulp": 1.0} for m in ms}}
+    page = render_html(report(ms), failures=failures, budgets=budgets)
+    took = time.perf_counter() - start
+    size = len(page.encode())
+    assert size < 2_000_000, size
+    assert took < 10, took
+    data = page_data(page)
+    drawn = {int(i) for i in re.findall(r'<section class="card" id="[^"]+" data-i="(\d+)"', page)}
+    assert len(drawn) == H.FAILING_PLOTS + H.CLOSEST_PLOTS
+    # Drawn plots keep the fine grid and all their worst inputs; the rest may be coarser.
+    assert all("g" not in data["m"][i] and len(data["m"][i]["W"]) == 8 for i in drawn)
+    full = [i for i, d in enumerate(data["m"]) if len(d["W"]) == 8]
+    assert len(full) == len(failures) + H.CLOSEST_PLOTS and drawn <= set(full)
+    assert all(len(d["W"]) == 1 and d["nw"] == 8 for i, d in enumerate(data["m"]) if i not in full)
+    assert len(body_rows(page)) == 2400
+
+
+# -- in a browser -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """A real small run: exp and add on float32 and float16, ci profile (16 measurements)."""
+    out = tmp_path_factory.mktemp("html") / "run"
+    p = subprocess.run([sys.executable, "-m", "nbx", "run", "--op", "exp", "--op", "add",
+                        "--dtype", "float32", "--dtype", "float16", "--profile", "ci",
+                        "--out", str(out), "--quiet"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return load_report(out)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
+        pytest.skip(f"needs Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER}); "
+                    "`make setup` installs them as root with apt-get (tools/install_browser.sh)")
+    webdriver = pytest.importorskip("selenium.webdriver",
+                                    reason="needs selenium (the project's `test` extra)")
+    from selenium.webdriver.chrome.service import Service
+    profile = tempfile.mkdtemp(prefix="nbx-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                f"--user-data-dir={profile}", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    # Every request the page makes, from the DevTools network events, and the console.
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    # A Service with the driver's path: selenium then never runs its manager (which downloads).
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def test_page_in_a_browser(small_run, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    rep = small_run
+    keys = {m.key() for m in rep.measurements}
+    assert len(keys) == 16
+    sweep = ("exp", "float32", "sweep")
+    previous = copy.deepcopy(rep)
+    previous.run_id = "previous-run"
+    previous.by_key()[("add", "float16", "pairs")].max_ulp = 0.25
+    path = tmp_path / "report.html"
+    path.write_text(render_html(rep, failures={sweep: ["made up by the test"]}, previous=previous),
+                    encoding="utf-8")
+    start = time.perf_counter()
+    d = browser
+    d.get_log("performance")                     # drop what an earlier page left
+    d.get(path.as_uri())
+    WebDriverWait(d, 20).until(lambda d: d.execute_script(
+        "return document.querySelectorAll('section.card svg').length > 0"))
+
+    def visible_keys():
+        return d.execute_script("""
+            return Array.from(document.querySelectorAll('#measurements > tbody > tr:not(.detail)'))
+              .filter(function (tr) { return !tr.hidden; })
+              .map(function (tr) { return [0, 1, 2].map(function (i) { return tr.cells[i].textContent; }); });""")
+
+    # The table: one row per measurement; the failing one marked, the rest "ok".
+    assert {tuple(k) for k in visible_keys()} == keys
+    assert len(d.find_elements(By.CSS_SELECTOR, "#measurements > tbody > tr.fail")) == 1
+    # Drawn up front: the failing measurement, those closest to budget, the changed one.
+    cards = [c.get_attribute("id") for c in d.find_elements(By.CSS_SELECTOR, "section.card")]
+    assert cards[0] == "p-exp-float32-sweep" and "p-add-float16-pairs" in cards
+    assert len(d.find_elements(By.CSS_SELECTOR, "section.card svg")) == 2 * len(cards)
+
+    # Sorting: max ulp descending, then ascending; op ascending.
+    heads = {h.text.strip(): h for h in d.find_elements(By.CSS_SELECTOR, "#measurements > thead th")}
+    by_key = rep.by_key()
+
+    def max_ulps():
+        return [by_key[tuple(k)].max_ulp for k in visible_keys()]
+    heads["max ulp"].click()
+    assert max_ulps() == sorted(max_ulps(), reverse=True) and max_ulps()[0] > max_ulps()[-1]
+    assert heads["max ulp"].get_attribute("aria-sort") == "descending"
+    heads["max ulp"].click()
+    assert max_ulps() == sorted(max_ulps())
+    heads["op"].click()
+    ops = [k[0] for k in visible_keys()]
+    assert ops == sorted(ops) and ops[0] == "add" and ops[-1] == "exp"
+
+    # The filter: every word must match a cell; words never match across cells.
+    box = d.find_element(By.ID, "filter")
+
+    def filtered(query):
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.BACKSPACE)
+        box.send_keys(query)
+        return {tuple(k) for k in visible_keys()}
+    exp32 = {k for k in keys if k[:2] == ("exp", "float32")}
+    assert len(exp32) == 3
+    assert filtered("exp float32") == exp32
+    assert filtered("FLOAT32   exp") == exp32
+    assert filtered("exp float16 exhaustive") == {("exp", "float16", "exhaustive16")}
+    assert filtered("alpha=2 pairs") == {k for k in keys if k[0] == "add:alpha=2" and k[2] == "pairs"}
+    assert filtered("add") == {k for k in keys if k[0] == "add"}           # whole cell: not add:alpha=2
+    assert filtered("add:") == {k for k in keys if k[0] == "add:alpha=2"}  # no whole cell: within one
+    assert filtered("exp32") == set()
+    assert "of 16 rows" in d.find_element(By.ID, "shown").text
+    assert filtered("") == keys
+
+    # A plot on demand: the sweep row opens its plots and worst inputs, and closes again.
+    filtered("exp float32 sweep")
+    row = [tr for tr in d.find_elements(By.CSS_SELECTOR, "#measurements > tbody > tr")
+           if tr.is_displayed()][0]
+    row.find_element(By.CSS_SELECTOR, "button.o").click()
+    detail = d.find_element(By.CSS_SELECTOR, "#measurements > tbody > tr.detail")
+    svgs = detail.find_elements(By.TAG_NAME, "svg")
+    assert len(svgs) == 2
+    assert svgs[0].find_elements(By.CSS_SELECTOR, "path.pts")
+    assert svgs[0].find_elements(By.CSS_SELECTOR, "circle.worst")          # the worst inputs
+    assert svgs[0].find_elements(By.CSS_SELECTOR, "line.budget")           # exp|float32: 0.5
+    assert svgs[1].find_elements(By.CSS_SELECTOR, "rect.bar")
+    worst = detail.find_elements(By.CSS_SELECTOR, "table.w tbody tr")
+    assert len(worst) == len(by_key[sweep].worst)
+    assert worst[0].find_elements(By.TAG_NAME, "td")[0].text == by_key[sweep].worst[0].inputs[0]
+    assert "nbx repro exp float32 " in detail.text
+    row.find_element(By.CSS_SELECTOR, "button.o").click()
+    assert not d.find_elements(By.CSS_SELECTOR, "#measurements > tbody > tr.detail")
+
+    # No network request: the page requests only itself (file:, data:), and nothing the browser
+    # requested meanwhile went to the network (its own pages are chrome: URLs).
+    sent = [json.loads(e["message"])["message"] for e in d.get_log("performance")]
+    sent = [m["params"] for m in sent if m["method"] == "Network.requestWillBeSent"]
+    mine = [p["request"]["url"] for p in sent if p.get("documentURL") == path.as_uri()]
+    assert path.as_uri() in mine and all(u.startswith(("file:", "data:")) for u in mine), mine
+    network = [p["request"]["url"] for p in sent
+               if p["request"]["url"].split(":")[0] not in ("file", "data", "chrome", "about")]
+    assert not network, network
+    resources = d.execute_script(
+        "return performance.getEntriesByType('resource').map(function (e) { return e.name; })")
+    assert all(u.startswith(("file:", "data:")) for u in resources), resources
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    assert time.perf_counter() - start < 30
