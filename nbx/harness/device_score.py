@@ -91,8 +91,11 @@ def _score_tile(x, got, valid, base, p0, p1, stats, fstats, hist, index, n_index
     misrounded = decided & ~special & (got != due) & ~(g_nan & v_nan)
     a = tl.abs(v)
     ulp = _pow2(_exponent(a, EMIN, EMAX) - (P - 1))
-    finite = decided & ~special & ~g_nan & ~g_inf & ~v_nan & (a < float("inf"))
-    err = tl.where(finite, tl.abs(got - v) / ulp, 0.0)
+    # as ulp.ulp_error: 0 where both are NaN or got is the infinity due; every decided element
+    # without a special mismatch counts in the figures
+    both_finite = ~g_nan & ~g_inf & ~v_nan & (a < float("inf"))
+    finite = decided & ~special
+    err = tl.where(finite & both_finite, tl.abs(got - v) / ulp, 0.0)
     tl.store(stats + pid * 6 + 0, tl.sum(decided.to(tl.int64)))
     tl.store(stats + pid * 6 + 1, tl.sum(misrounded.to(tl.int64)))
     tl.store(stats + pid * 6 + 2, tl.sum(special.to(tl.int64)))

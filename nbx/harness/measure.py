@@ -211,6 +211,7 @@ class Accumulator:
     plot_x: list = field(default_factory=list)
     plot_y: list = field(default_factory=list)
     hist: np.ndarray = field(default_factory=lambda: np.zeros(len(HIST_EDGES) - 1, dtype=np.int64))
+    device_cases: int = 0                            # cases scored on the device (add_device)
     _seq: int = 0
 
     def add(self, arrays: list[np.ndarray], got: np.ndarray, b: Batch) -> None:
@@ -251,6 +252,18 @@ class Accumulator:
                           float(b.err[i]), "special mismatch" if b.special[i] else ("wrong" if b.exact else ""))
                 self.push_worst(w, w.ulp if math.isfinite(w.ulp) else 1e300)
 
+    def add_device(self, s) -> None:
+        """The figures of elements decided and scored on the device (device_score.DeviceScore):
+        counts, sums, maximum and histogram. Its 99.9th percentile comes from the histogram."""
+        self.cases += s.decided
+        self.not_cr += s.misrounded
+        self.specials += s.specials
+        self.err_sum += s.err_sum
+        self.err_count += s.err_count
+        self.err_max = max(self.err_max, s.err_max)
+        self.hist += np.asarray(s.hist, dtype=np.int64)
+        self.device_cases += s.decided
+
     def push_worst(self, w: Worst, key: float = 1e300) -> None:
         """Keep w among the 8 worst entries by key (later entries win ties); the default key ranks
         a structural failure (no ulp figure) with the infinite errors."""
@@ -264,7 +277,14 @@ class Accumulator:
     def measurement(self, wall_s: float, error: str = "") -> Measurement:
         n = max(self.total_hint, self.cases)
         p999 = 0.0
-        if self.err_count:
+        if self.err_count and self.device_cases:
+            # device-scored cases keep no values: the upper edge of the histogram bin that holds
+            # the k-th largest error (at most the maximum)
+            k = math.ceil(self.err_count / 1000)
+            above = np.cumsum(self.hist[::-1])
+            b = len(self.hist) - 1 - int(np.searchsorted(above, k))
+            p999 = min(float(HIST_EDGES[b + 1]), self.err_max)
+        elif self.err_count:
             k = math.ceil(n / 1000)                     # the 99.9th percentile is the k-th largest
             top = sorted(self.top)
             p999 = float(top[-k]) if k <= len(top) else float(top[0])

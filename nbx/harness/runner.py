@@ -20,6 +20,7 @@ from ..backend import backend_id
 from ..ops.verify import DIVISOR
 from . import bank
 from . import cases as C
+from . import exhaustive as X
 from . import suites as S
 from .cases import PROFILES
 from .measure import Accumulator, score
@@ -41,20 +42,24 @@ def suites_for(t: Target, wanted=None) -> list[str]:
     return [s for s in out if not wanted or s in wanted]
 
 
-def batches(t: Target, suite: str, profile: str, seed: int):
-    """Operand arrays for one job, in batches of at most BATCH cases."""
+def batches(t: Target, suite: str, profile: str, seed: int, bits=None):
+    """Operand arrays for one job, in batches of at most BATCH cases. bits (lo, hi): a unary sweep
+    of float32, or exhaustive16, takes the bit patterns lo .. hi - 1 only."""
     sizes = PROFILES[profile]
     dts = t.operand_dtypes()
     rng = C.rng_for(seed, t.label, t.dtype.name, suite)
     if suite == "exhaustive16":
         x = C.exhaustive16(t.dtype)
+        if bits is not None and t.dtype.itemsize == 2:
+            x = x[bits[0]:bits[1]]
         if t.role(0) == DIVISOR:
             x = x[x != 0]
         for lo in range(0, len(x), BATCH):
             yield [x[lo:lo + BATCH]]
         return
-    if suite == "sweep" and t.dtype is D.float32 and sizes["sweep"] >= 1 << 32:
-        for chunk in C.exhaustive32_chunks(BATCH * 64):
+    if suite == "sweep" and t.dtype is D.float32 and (sizes["sweep"] >= 1 << 32 or bits is not None):
+        lo, hi = bits or (0, 1 << 32)
+        for chunk in C.exhaustive32_chunks(BATCH * 64, lo, hi):
             yield [chunk]
         return
     if t.dtype.is_float:
@@ -79,16 +84,33 @@ def batches(t: Target, suite: str, profile: str, seed: int):
         yield arrs
 
 
-def measure(t: Target, suite: str, profile: str, seed: int, backend: str):
-    """One Measurement; an exception becomes the measurement's `error` (the gate fails it)."""
+def _bit_range(t: Target, suite: str, profile: str, bits):
+    """The range of bit patterns a unary float job covers whole (None: it samples)."""
+    if t.oracle_arity != 1 or not t.dtype.is_float or t.dtype.itemsize > 4:
+        return None
+    if bits is not None:
+        return bits
+    every = 1 << (8 * t.dtype.itemsize)
+    if suite == "exhaustive16" or (suite == "sweep" and PROFILES[profile]["sweep"] >= every):
+        return 0, every
+    return None
+
+
+def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=None):
+    """One Measurement; an exception becomes the measurement's `error` (the gate fails it).
+    A unary float job over a whole range of bit patterns (exhaustive, or bits) is decided on the
+    device where the op has a device oracle (exhaustive.py)."""
     start = time.perf_counter()
     acc = Accumulator(t, suite, backend)
     error = ""
+    span = _bit_range(t, suite, profile, bits) if suite in ("sweep", "exhaustive16") else None
     try:
         if suite == "bank":
             bank.measure_bank(t, acc)
+        elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None):
+            X.sweep(t, span[0], span[1], acc)
         elif suite in VALUE_SUITES:
-            for arrays in batches(t, suite, profile, seed):
+            for arrays in batches(t, suite, profile, seed, bits):
                 got = t.run(arrays)
                 acc.add(arrays, got, score(t, arrays, got))
         else:
@@ -111,7 +133,9 @@ def jobs(ops=None, dtypes=None, wanted_suites=None) -> list[Job]:
     return out
 
 
-def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), progress=True):
+def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), progress=True, bits=None):
+    """bits (lo, hi): unary float sweeps (float32) and exhaustive16 jobs (16-bit dtypes) take the
+    bit patterns lo .. hi - 1 only, to reproduce a range or to split an exhaustive run."""
     if profile not in PROFILES:
         raise ValueError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
     all_jobs = jobs(ops, dtypes, suites)
@@ -122,7 +146,7 @@ def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), 
     out = []
     try:
         for job in mine:
-            out.append(measure(job.target, job.suite, profile, seed, bid))
+            out.append(measure(job.target, job.suite, profile, seed, bid, bits))
             if bar:
                 bar.step(f"{job.target.label} {job.target.dtype.name} {job.suite}")
     except KeyboardInterrupt:       # SIGINT, or SIGTERM from a time limit (cli): keep what was measured

@@ -24,6 +24,12 @@ GELU_TANH_COEFF = tl.constexpr(0.044715)
 
 
 @triton.jit
+def neg_zero(x):
+    """-0.0 in x's shape, from its bits: Triton's -0.0 literal is 0 - 0.0, which is +0."""
+    return tl.full(x.shape, -0x7FFFFFFFFFFFFFFF - 1, tl.int64).to(tl.float64, bitcast=True)
+
+
+@triton.jit
 def sigmoid64(x):
     """1/(1+e) or e/(1+e), e = exp(-|x|) <= 1: no overflow, full relative accuracy in both tails."""
     e = libdevice.exp(-tl.abs(x))
@@ -48,18 +54,18 @@ def _sigmoid(x, p0, p1):
 
 @triton.jit
 def _silu(x, p0, p1):
-    return tl.where(x == -float("inf"), -0.0, x * sigmoid64(x))
+    return tl.where(x == -float("inf"), neg_zero(x), x * sigmoid64(x))
 
 
 @triton.jit
 def _gelu(x, p0, p1):
-    return tl.where(x == -float("inf"), -0.0, 0.5 * x * libdevice.erfc(x * -SQRT_HALF))
+    return tl.where(x == -float("inf"), neg_zero(x), 0.5 * x * libdevice.erfc(x * -SQRT_HALF))
 
 
 @triton.jit
 def _gelu_tanh(x, p0, p1):
     u = SQRT_2_OVER_PI * (x + GELU_TANH_COEFF * (x * x * x))
-    return tl.where(x == -float("inf"), -0.0, x / (1.0 + libdevice.exp(-2.0 * u)))
+    return tl.where(x == -float("inf"), neg_zero(x), x / (1.0 + libdevice.exp(-2.0 * u)))
 
 
 @triton.jit
@@ -100,7 +106,7 @@ def _selu(x, p0, p1):
 
 @triton.jit
 def _mish(x, p0, p1):
-    return tl.where(x == -float("inf"), -0.0, x * libdevice.tanh(softplus64(x)))
+    return tl.where(x == -float("inf"), neg_zero(x), x * libdevice.tanh(softplus64(x)))
 
 
 @triton.jit
