@@ -363,8 +363,11 @@ def cmd_repro(a) -> int:
     elif out is not None:
         shown = f" = {bool(exp)!r}"
     print(f"  expected {hex(exp)}{shown}")
-    print(f"  ulp error {s.err[0]:.6g}{' (special mismatch)' if s.special[0] else ''}; "
-          f"{'correctly rounded' if not s.not_cr[0] else 'NOT correctly rounded'}")
+    if s.exact:                               # an integer or bool result is right or wrong
+        print(f"  {'right' if not s.not_cr[0] else 'WRONG'} (an exact result)")
+    else:
+        print(f"  ulp error {s.err[0]:.6g}{' (special mismatch)' if s.special[0] else ''}; "
+              f"{'correctly rounded' if not s.not_cr[0] else 'NOT correctly rounded'}")
     return 0
 
 

@@ -220,3 +220,11 @@ def test_incomparable_reports():
     why = incomparable(a, b)
     assert [w.split(" (")[0] for w in why] == ["profiles differ", "seeds differ", "backends differ"]
     assert "(0 vs 3)" in why[1]
+
+
+def test_a_change_shows_the_digits_that_differ():
+    old = R([M("addcmul", "bfloat16", "pairs", max_ulp=0.5000000000008527), M("exp", max_ulp=1.0)], run_id="old")
+    new = R([M("addcmul", "bfloat16", "pairs", max_ulp=0.5000000020954758), M("exp", max_ulp=2.5)])
+    d = diff_reports(old, new)
+    assert [c.describe() for c in d.regressions] == [("max_ulp", "0.5", "0.5000000021"),
+                                                     ("max_ulp", "1", "2.5")]

@@ -33,8 +33,17 @@ class Change:
         if self.field == "error":
             first = lambda text: (str(text).strip().splitlines() or ["-"])[0][:60]
             return (self.field, first(self.old), first(self.new))
-        fmt = fmt_frac if self.field == "frac_not_correctly_rounded" else fmt_ulp
-        return (self.field, fmt(float(self.old)), fmt(float(self.new)))
+        old, new = float(self.old), float(self.new)
+        if self.field == "frac_not_correctly_rounded":
+            return (self.field, fmt_frac(old), fmt_frac(new))
+        if math.isfinite(old) and math.isfinite(new):
+            # as many digits as tell the two apart: 0.5000000000008527 -> 0.5000000020954758 is
+            # a change (beyond the 1e-9 of correct rounding), not "0.5 -> 0.5"
+            for digits in (4, 7, 10, 13, 17):
+                a, b = f"{old:.{digits}g}", f"{new:.{digits}g}"
+                if a != b:
+                    return (self.field, a, b)
+        return (self.field, fmt_ulp(old), fmt_ulp(new))
 
 
 @dataclass
