@@ -52,16 +52,6 @@ def _shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return v
-
-
 def _ulp(text: str) -> float:
     try:
         v = float(text)

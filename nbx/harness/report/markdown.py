@@ -155,10 +155,6 @@ def _fmt_budget(b: float | None) -> str:
     return "-" if b is None else fmt_ulp(b)
 
 
-def _key_text(key) -> str:
-    return " ".join(str(k) for k in key if k)
-
-
 def _status(report: Report, verdict, failures) -> str:
     if verdict is not None:
         return "PASS" if verdict.passed else "FAIL"
