@@ -52,6 +52,18 @@ def _shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def _bits(text: str) -> tuple[int, int]:
+    """--bits LO:HI, hex or decimal bit patterns, LO < HI <= 2^32."""
+    try:
+        lo, hi = (int(x, 0) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--bits must look like LO:HI (e.g. 0x3f800000:0x3f900000), "
+                                         f"got {text!r}") from None
+    if not 0 <= lo < hi <= 1 << 32:
+        raise argparse.ArgumentTypeError(f"--bits {text}: need 0 <= LO < HI <= 2^32")
+    return lo, hi
+
+
 def _ulp(text: str) -> float:
     try:
         v = float(text)
@@ -111,7 +123,7 @@ def cmd_run(a) -> int:
     def _stop(*_):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, _stop)   # a time limit (timeout, a scheduler) still gets a report
-    ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet)
+    ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet, bits=a.bits)
     info = nbx.backend_info()
     argv = sys.argv[1:] + [f"--interrupted={d}/{t}" for d, t in runner.INTERRUPTED]
     rep = Report(backend=info, git_commit=_git_commit(), profile=a.profile, argv=argv, measurements=ms)
@@ -390,6 +402,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
                    help="run every N-th job starting at I (merge the shards with `nbx report merge`)")
     r.add_argument("--seed", type=int, default=0, help="seed of the sampled cases (default 0)")
+    r.add_argument("--bits", type=_bits, metavar="LO:HI",
+                   help="unary float32 sweeps and 16-bit exhaustive16 jobs take only the bit patterns "
+                        "LO..HI-1 (to reproduce a range or split an exhaustive run; decided on the "
+                        "device where the op has a device oracle)")
     r.add_argument("--history", default=str(HISTORY), metavar="DIR", help=history_help)
     r.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
                    help="progress on stderr: a bar with rate and ETA (on a terminal, the auto "

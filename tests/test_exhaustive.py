@@ -61,3 +61,21 @@ def test_ops_without_a_device_oracle_sweep_on_the_host():
     t = Target("add", {}, nbx.float32)
     assert X.device_oracle(t) is None
     assert X.device_oracle(Target("sin", {}, nbx.float64)) is None        # float64: mpmath decides
+
+
+def test_nbx_run_bits_restricts_a_sweep_to_a_range(tmp_path):
+    from nbx.cli import main
+    from nbx.harness.report import load_report
+    out = tmp_path / "r"
+    assert main(["run", "--op", "sigmoid", "--dtype", "float32", "--suite", "sweep", "--bits",
+                 "0xb6c60000:0xb6c60100", "--out", str(out), "--quiet"]) in (0, 1)
+    m = load_report(out).measurements
+    assert len(m) == 1 and m[0].cases == 256 and m[0].not_correctly_rounded >= 1
+
+
+@pytest.mark.parametrize("bad", ["12", "0x10:0x5", "a:b", "0:0x100000001"])
+def test_nbx_run_refuses_a_bad_bits_range(bad, capsys):
+    from nbx.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--op", "exp", "--bits", bad])
+    assert e.value.code == 2 and "--bits" in capsys.readouterr().err
