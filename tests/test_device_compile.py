@@ -1,0 +1,55 @@
+"""Every device oracle compiles for sm_90 here, without a GPU.
+
+Triton's interpreter runs code that the GPU compiler refuses (a kernel reading a plain float
+global; on the H200 that failed gelu's, gelu tanh's and selu's oracles while the interpreter ran
+them). This compiles the device score's evaluation kernel with each oracle for an sm_90 target with
+Triton's own toolchain, in a process where nbx's backend is a stand-in that says "cuda", and checks
+that a kernel reading a plain global does fail there, so the check can fail."""
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = r'''
+import os, sys, types, importlib
+os.environ.pop("TRITON_INTERPRET", None)
+import triton, triton.language as tl
+from triton.backends.compiler import GPUTarget
+root = sys.argv[1]
+sys.path.insert(0, root)
+pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
+be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, None; sys.modules["nbx.backend"] = be
+import oracles.device as OD
+ds = importlib.import_module("nbx.harness.device_score")
+SIG = {"x_ptr": "*fp64", "out_ptr": "*fp64", "n": "i32", "p0": "i64", "p1": "i64", "ORACLE": "constexpr",
+       "BLOCK": "constexpr"}
+
+def compiles(fn):
+    src = triton.compiler.ASTSource(fn=ds._evaluate_kernel, signature=SIG, constexprs={"ORACLE": fn, "BLOCK": 1024})
+    try:
+        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
+        return True
+    except Exception as e:
+        print("  ", str(e).splitlines()[-1][:160])
+        return False
+
+PLAIN = 0.5
+
+@triton.jit
+def _reads_a_plain_global(x, p0, p1):
+    return x * PLAIN
+
+bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn)]
+print("failed:", bad)
+print("plain global refused:", not compiles(_reads_a_plain_global))
+'''
+
+
+def test_every_device_oracle_compiles_for_sm90(tmp_path):
+    script = tmp_path / "compile_device_oracles.py"        # @triton.jit needs its source in a file
+    script.write_text(SCRIPT)
+    r = subprocess.run([sys.executable, str(script), str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "failed: []" in r.stdout, r.stdout[-3000:]
+    assert "plain global refused: True" in r.stdout, r.stdout[-3000:]
