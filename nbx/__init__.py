@@ -39,10 +39,19 @@ def _load() -> None:
     globals().update(names)
 
 
+# Submodules a module of nbx imports as `from .. import dtype`: Python asks the package for the
+# attribute first, which must import the submodule rather than load the library (that would import
+# the very module asking, half-initialized). `tensor` is a public function as well, bound by _load.
+_SUBMODULES = ("backend", "dtype", "errors", "promotion", "kernels", "ops", "harness", "cli")
+
+
 def __getattr__(name: str):
     # Dunder probes (copy, pickle, inspect, doctest) must not load the library.
     if name.startswith("__") or _loaded:
         raise AttributeError(f"module 'nbx' has no attribute {name!r}")
+    if name in _SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
     _load()
     try:
         return globals()[name]

@@ -23,6 +23,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("nbx", "oracles")
 
@@ -311,3 +313,18 @@ def test_ops_install_the_tensor_operators():
     t = nbx.tensor([1.0, 2.0])
     assert hash(t) == object.__hash__(t)
 
+
+
+@pytest.mark.parametrize("code", [
+    "import nbx; import nbx.ops; assert len(nbx.ops.OPS) == 100",
+    "from nbx.tensor import Tensor; import nbx.ops",
+    "import nbx.harness.runner",
+    "import nbx.dtype; import nbx; assert nbx.tensor([1.0]).numpy()[0] == 1.0",
+    "import nbx.kernels.launch; import nbx; nbx.exp",
+])
+def test_any_import_order_works(code):
+    """nbx loads its public names lazily; importing a submodule first must not meet that half-done."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
