@@ -22,11 +22,12 @@ pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.m
 be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, None; sys.modules["nbx.backend"] = be
 import oracles.device as OD
 ds = importlib.import_module("nbx.harness.device_score")
-SIG = {"x_ptr": "*fp64", "out_ptr": "*fp64", "n": "i32", "p0": "i64", "p1": "i64", "ORACLE": "constexpr",
-       "BLOCK": "constexpr"}
+SIG = {"x_ptr": "*fp64", "y_ptr": "*fp64", "out_ptr": "*fp64", "n": "i32", "p0": "i64", "p1": "i64",
+       "ORACLE": "constexpr", "N_IN": "constexpr", "BLOCK": "constexpr"}
 
-def compiles(fn):
-    src = triton.compiler.ASTSource(fn=ds._evaluate_kernel, signature=SIG, constexprs={"ORACLE": fn, "BLOCK": 1024})
+def compiles(fn, arity=1):
+    src = triton.compiler.ASTSource(fn=ds._evaluate_kernel, signature=SIG,
+                                    constexprs={"ORACLE": fn, "N_IN": arity, "BLOCK": 1024})
     try:
         triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
         return True
@@ -40,7 +41,7 @@ PLAIN = 0.5
 def _reads_a_plain_global(x, p0, p1):
     return x * PLAIN
 
-bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn)]
+bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
 print("failed:", bad)
 print("plain global refused:", not compiles(_reads_a_plain_global))
 '''

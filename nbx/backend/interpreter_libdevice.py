@@ -81,7 +81,10 @@ def _fma(a, b, c):
     s, t = _two_sum(p, c)
     w, f = _two_sum(t, e)
     out = s + _round_to_odd(w, f)
-    return np.where(np.isfinite(p) & np.isfinite(e), out, p + c)
+    # infinite operands or products, and exact zeros (a b = -c: p is exact and p + c carries IEEE's
+    # sign of the zero sum), as the hardware gives them
+    plain = ~(np.isfinite(p) & np.isfinite(e) & np.isfinite(c)) | (out == 0)
+    return np.where(plain, p + c, out)
 
 
 def _signbit(x):

@@ -64,11 +64,10 @@ def round_to(v, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr):
 
 
 @triton.jit
-def _score_tile(x, got, valid, base, p0, p1, stats, fstats, hist, index, n_index, cap,
-                ORACLE: tl.constexpr, E: tl.constexpr, EXACT: tl.constexpr, P: tl.constexpr,
+def _score_tile(v, got, valid, base, stats, fstats, hist, index, n_index, cap,
+                E: tl.constexpr, EXACT: tl.constexpr, P: tl.constexpr,
                 EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
-    v = ORACLE(x, tl.cast(p0, tl.int64).to(tl.float64, bitcast=True), tl.cast(p1, tl.int64).to(tl.float64, bitcast=True))
     due = round_to(v, P, EMIN, EMAX)
     if EXACT:
         decided = valid
@@ -121,17 +120,28 @@ def _score_tile(x, got, valid, base, p0, p1, stats, fstats, hist, index, n_index
 
 
 @triton.jit
-def score_unary_kernel(x_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n_index, cap,
-                       ORACLE: tl.constexpr, E: tl.constexpr, EXACT: tl.constexpr, P: tl.constexpr,
-                       EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr,
-                       CT: tl.constexpr, BLOCK: tl.constexpr):
+def _param(p):
+    """A float64 parameter from its int64 bit pattern (Triton passes a Python float as a float32)."""
+    return tl.cast(p, tl.int64).to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def score_kernel(a_ptr, b_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n_index, cap,
+                 ORACLE: tl.constexpr, N_IN: tl.constexpr, E: tl.constexpr, EXACT: tl.constexpr,
+                 P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr,
+                 CT: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
     base = pid * BLOCK + tl.arange(0, BLOCK)
     valid = base < n
-    x = load_as(tl.load(x_ptr + base, mask=valid, other=0), CT).to(tl.float64)
+    a = load_as(tl.load(a_ptr + base, mask=valid, other=0), CT).to(tl.float64)
     got = load_as(tl.load(got_ptr + base, mask=valid, other=0), CT).to(tl.float64)
-    _score_tile(x, got, valid, base, p0, p1, stats, fstats, hist, index, n_index, cap, ORACLE, E, EXACT, P, EMIN,
-                EMAX, ZERO_SIGN, BLOCK)
+    if N_IN == 1:
+        v = ORACLE(a, _param(p0), _param(p1))
+    else:
+        b = load_as(tl.load(b_ptr + base, mask=valid, other=0), CT).to(tl.float64)
+        v = ORACLE(a, b, _param(p0), _param(p1))
+    _score_tile(v, got, valid, base, stats, fstats, hist, index, n_index, cap, E, EXACT, P, EMIN, EMAX,
+                ZERO_SIGN, BLOCK)
 
 
 @dataclass
@@ -162,17 +172,19 @@ class DeviceScore:
         self.failing_at = np.concatenate([self.failing_at, other.failing_at + offset])
 
 
-def score_unary(oracle, x: Tensor, got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,
-                cap: int = 1 << 20) -> DeviceScore:
-    """Score `got` = op(x) (contiguous, one dtype of FORMATS) against a device oracle."""
-    name = x.dtype.name
-    if name not in FORMATS or got.dtype is not x.dtype:
-        raise ValueError(f"score_unary: {oracle.name}: x and got must share a dtype of "
-                         f"{', '.join(FORMATS)}; got {x.dtype.name} and {got.dtype.name}")
-    if not (x.is_contiguous() and got.is_contiguous()) or x.numel() != got.numel():
-        raise ValueError(f"score_unary: {oracle.name}: x and got must be contiguous and of one size")
+def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,
+          cap: int = 1 << 20) -> DeviceScore:
+    """Score `got` = op(*operands) (one or two operands, contiguous, of one size and one dtype of
+    FORMATS) against a device oracle of that arity."""
+    name = got.dtype.name
+    if name not in FORMATS or any(x.dtype is not got.dtype for x in operands):
+        raise ValueError(f"device_score.score: {oracle.name}: operands and result must share a dtype of "
+                         f"{', '.join(FORMATS)}; got {[x.dtype.name for x in operands]} and {name}")
+    if not 1 <= len(operands) <= 2 or any(not x.is_contiguous() or x.numel() != got.numel() for x in operands) \
+            or not got.is_contiguous():
+        raise ValueError(f"device_score.score: {oracle.name}: one or two contiguous operands of the result's size")
     p, emin, emax = FORMATS[name]
-    n = x.numel()
+    n = got.numel()
     tiles = max(1, triton.cdiv(n, BLOCK))
     stats = empty((tiles, 6), dtype="int64")
     fstats = empty((tiles, 2), dtype="float64")
@@ -180,14 +192,13 @@ def score_unary(oracle, x: Tensor, got: Tensor, params=(0.0, 0.0), *, zero_sign:
     index = empty(max(1, cap), dtype="int64")
     counter = empty(1, dtype="int32")
     counter._storage.write(0, np.zeros(1, np.int32))
-    # parameters as float64 bit patterns: Triton passes a Python float as a float32
     p0, p1 = (int(np.float64(v).view(np.int64)) for v in (list(params) + [0.0, 0.0])[:2])
     with np.errstate(all="ignore"):
         # the interval's ends are rounded to float64 too: one more float64 ulp of room
-        score_unary_kernel[(tiles,)](x, got, n, p0, p1, stats, fstats, hist, index, counter, cap,
-                                     ORACLE=oracle.fn, E=oracle.bound + 2.0 ** -52, EXACT=oracle.k == 0,
-                                     P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign, CT=D.float32.tl,
-                                     BLOCK=BLOCK, **launch.kernel_options())
+        score_kernel[(tiles,)](operands[0], operands[-1], got, n, p0, p1, stats, fstats, hist, index, counter, cap,
+                               ORACLE=oracle.fn, N_IN=len(operands), E=oracle.bound + 2.0 ** -52,
+                               EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
+                               CT=D.float32.tl, BLOCK=BLOCK, **launch.kernel_options())
     s = stats.numpy()
     f = fstats.numpy()
     k = int(counter.numpy()[0])
@@ -200,23 +211,34 @@ def score_unary(oracle, x: Tensor, got: Tensor, params=(0.0, 0.0), *, zero_sign:
                        failing_at=listed[listed % 2 == 0] // 2, index_overflow=max(0, k - cap))
 
 
+def score_unary(oracle, x: Tensor, got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,
+                cap: int = 1 << 20) -> DeviceScore:
+    """score() of a unary op."""
+    return score(oracle, [x], got, params, zero_sign=zero_sign, cap=cap)
+
+
 @triton.jit
-def _evaluate_kernel(x_ptr, out_ptr, n, p0, p1, ORACLE: tl.constexpr, BLOCK: tl.constexpr):
+def _evaluate_kernel(x_ptr, y_ptr, out_ptr, n, p0, p1, ORACLE: tl.constexpr, N_IN: tl.constexpr, BLOCK: tl.constexpr):
     i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = i < n
-    v = ORACLE(tl.load(x_ptr + i, mask=m, other=0.0), tl.cast(p0, tl.int64).to(tl.float64, bitcast=True), tl.cast(p1, tl.int64).to(tl.float64, bitcast=True))
+    if N_IN == 1:
+        v = ORACLE(tl.load(x_ptr + i, mask=m, other=0.0), _param(p0), _param(p1))
+    else:
+        v = ORACLE(tl.load(x_ptr + i, mask=m, other=0.0), tl.load(y_ptr + i, mask=m, other=0.0), _param(p0), _param(p1))
     tl.store(out_ptr + i, v, mask=m)
 
 
-def evaluate(oracle, x: np.ndarray, params=(0.0, 0.0)) -> np.ndarray:
-    """The device oracle's float64 values at float64 inputs x (the tests check them with mpmath)."""
+def evaluate(oracle, x: np.ndarray, params=(0.0, 0.0), y: np.ndarray | None = None) -> np.ndarray:
+    """The device oracle's float64 values at float64 inputs x (and y, for a binary oracle)."""
     from ..tensor import from_numpy
     x = np.ascontiguousarray(x, dtype=np.float64)
+    ys = x if y is None else np.ascontiguousarray(y, dtype=np.float64)
     out = empty(max(1, x.size), dtype="float64")
     p0, p1 = (int(np.float64(v).view(np.int64)) for v in (list(params) + [0.0, 0.0])[:2])
+    pad = lambda a: from_numpy(a if a.size else np.zeros(1))
     with np.errstate(all="ignore"):
-        _evaluate_kernel[(max(1, triton.cdiv(x.size, BLOCK)),)](from_numpy(x if x.size else np.zeros(1)), out,
-                                                                  x.size, p0, p1, ORACLE=oracle.fn, BLOCK=BLOCK,
+        _evaluate_kernel[(max(1, triton.cdiv(x.size, BLOCK)),)](pad(x), pad(ys), out, x.size, p0, p1, ORACLE=oracle.fn,
+                                                                  N_IN=1 if y is None else 2, BLOCK=BLOCK,
                                                                   **launch.kernel_options())
     return out.numpy()[:x.size]
 
@@ -256,3 +278,22 @@ def bit_patterns(dtype: str, start: int, n: int) -> Tensor:
     _bit_patterns_kernel[(max(1, triton.cdiv(n, BLOCK)),)](out, start, n, UT=ut, BLOCK=BLOCK,
                                                            **launch.kernel_options())
     return out
+
+
+@triton.jit
+def _pair_patterns_kernel(a_ptr, b_ptr, start, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    k = start + i
+    tl.store(a_ptr + i, (k >> 16).to(tl.uint16).to(a_ptr.dtype.element_ty, bitcast=True), mask=m)
+    tl.store(b_ptr + i, (k & 0xFFFF).to(tl.uint16).to(b_ptr.dtype.element_ty, bitcast=True), mask=m)
+
+
+def pair_patterns(dtype: str, start: int, n: int) -> tuple[Tensor, Tensor]:
+    """Operand pairs of a 16-bit dtype for the 32-bit indices start .. start + n - 1: the first
+    operand's bits are the index's high 16, the second's its low 16 (every pair over 0 .. 2^32)."""
+    if D.DTYPES[dtype].itemsize != 2:
+        raise ValueError(f"pair_patterns: {dtype} is not a 16-bit dtype")
+    a, b = empty(n, dtype=dtype), empty(n, dtype=dtype)
+    _pair_patterns_kernel[(max(1, triton.cdiv(n, BLOCK)),)](a, b, start, n, BLOCK=BLOCK, **launch.kernel_options())
+    return a, b

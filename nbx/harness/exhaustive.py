@@ -25,17 +25,25 @@ CHUNK = 1 << 28 if backend.IS_CUDA else 1 << 20
 
 def device_oracle(t: Target):
     """The device oracle of a target, or None: its label (`gelu:approximate=tanh`), else its op
-    when every parameter of the variant is one the device oracle takes."""
-    if t.dtype.name not in DS.FORMATS or t.oracle_arity != 1:
+    when every parameter of the variant is one the device oracle takes. Binary targets: 16-bit
+    dtypes (their pairs are the 2^32 indices), two plain tensor operands."""
+    if t.dtype.name not in DS.FORMATS or t.oracle_arity > 2:
+        return None
+    # operand roles other than values (a mask, another format's bits) are no float pairs; a
+    # divisor's or exponent's role concerns integer dtypes only
+    other_kinds = any(r.kind in ("mask", "bits") for r in t.verify.roles.values())
+    if t.oracle_arity == 2 and (t.dtype.itemsize != 2 or t.spec.arity != 2 or other_kinds
+                                or t.verify.param_operands):
         return None
     d = OD.DEVICE_ORACLES.get(t.label) or OD.DEVICE_ORACLES.get(t.op)
-    if d is None or d.name != t.label and not set(t.params) <= set(d.params):
+    if d is None or d.arity != t.oracle_arity or d.name != t.label and not set(t.params) <= set(d.params):
         return None
     return d
 
 
 def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK) -> None:
-    """Bit patterns lo .. hi - 1 of t.dtype through t's op, into acc."""
+    """Bit patterns lo .. hi - 1 of t.dtype (for a binary target: the operand pairs of the 32-bit
+    indices lo .. hi - 1, pair_patterns) through t's op, into acc."""
     d = device_oracle(t)
     if d is None:
         raise ValueError(f"exhaustive.sweep: {t.label} {t.dtype.name} has no device oracle")
@@ -44,22 +52,23 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK) -> 
     fn = FUNCTIONS[t.op]
     for start in range(lo, hi, chunk):
         n = min(chunk, hi - start)
-        x = DS.bit_patterns(t.dtype.name, start, n)
-        got = fn(x, **t.params)
-        s = DS.score_unary(d, x, got, params, zero_sign=oracle.zero_sign_matters)
+        xs_dev = [DS.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
+            list(DS.pair_patterns(t.dtype.name, start, n))
+        got = fn(*xs_dev, **t.params)
+        s = DS.score(d, xs_dev, got, params, zero_sign=oracle.zero_sign_matters)
         acc.add_device(s)
         if s.index_overflow:
             raise RuntimeError(f"{t.label} {t.dtype.name}: {s.index_overflow} undecided or failing inputs in "
                                f"[{start:#x}, {start + n:#x}) beyond the device's list; use a smaller chunk")
-        xs, gs = x.numpy(), got.numpy()
+        xs, gs = [x.numpy() for x in xs_dev], got.numpy()
         if len(s.undecided_at):
-            arrays = [xs[s.undecided_at]]
+            arrays = [x[s.undecided_at] for x in xs]
             acc.add(arrays, gs[s.undecided_at], score(t, arrays, gs[s.undecided_at]))
         show = s.failing_at[:8]
         if s.argmax >= 0:
             show = np.union1d(show, [s.argmax])
         if len(show):
-            _push_worst(t, acc, [xs[show]], gs[show])
+            _push_worst(t, acc, [x[show] for x in xs], gs[show])
 
 
 def _push_worst(t: Target, acc: Accumulator, arrays, got) -> None:

@@ -85,13 +85,17 @@ def batches(t: Target, suite: str, profile: str, seed: int, bits=None):
 
 
 def _bit_range(t: Target, suite: str, profile: str, bits):
-    """The range of bit patterns a unary float job covers whole (None: it samples)."""
-    if t.oracle_arity != 1 or not t.dtype.is_float or t.dtype.itemsize > 4:
+    """The range of bit patterns a float job covers whole (None: it samples): a unary job over
+    its dtype's patterns, a binary 16-bit job over the 2^32 operand pairs."""
+    if not t.dtype.is_float or t.dtype.itemsize > 4 or t.oracle_arity > 2:
+        return None
+    if t.oracle_arity == 2 and (suite != "pairs" or t.dtype.itemsize != 2):
         return None
     if bits is not None:
         return bits
-    every = 1 << (8 * t.dtype.itemsize)
-    if suite == "exhaustive16" or (suite == "sweep" and PROFILES[profile]["sweep"] >= every):
+    every = 1 << (8 * t.dtype.itemsize * t.oracle_arity)
+    size = PROFILES[profile].get("pairs16", 0) if t.oracle_arity == 2 else PROFILES[profile].get(suite, 0)
+    if suite == "exhaustive16" or (suite in ("sweep", "pairs") and size >= every):
         return 0, every
     return None
 
@@ -103,11 +107,12 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
     start = time.perf_counter()
     acc = Accumulator(t, suite, backend)
     error = ""
-    span = _bit_range(t, suite, profile, bits) if suite in ("sweep", "exhaustive16") else None
+    span = _bit_range(t, suite, profile, bits) if suite in ("sweep", "exhaustive16", "pairs") else None
     try:
         if suite == "bank":
             bank.measure_bank(t, acc)
-        elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None):
+        elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None
+                                                                      or t.oracle_arity == 2):
             X.sweep(t, span[0], span[1], acc)
         elif suite in VALUE_SUITES:
             for arrays in batches(t, suite, profile, seed, bits):

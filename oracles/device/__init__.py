@@ -29,28 +29,29 @@ DEVICE_ORACLES: dict[str, "DeviceOracle"] = {}
 
 @dataclass(frozen=True)
 class DeviceOracle:
-    """fn: @triton.jit (x, p0, p1) -> float64 for unary ops; k: the bound in float64 ulps of the
-    value (E = k 2^-53; 0: exact); params: the op's parameter names passed as p0, p1 (with the
-    oracle's defaults); why: how k follows from the evaluation."""
+    """fn: @triton.jit (x, p0, p1) -> float64 for unary ops, (a, b, p0, p1) for binary ones; k: the
+    bound in float64 ulps of the value (E = k 2^-53; 0: exact); params: the op's parameter names
+    passed as p0, p1 (with the oracle's defaults); why: how k follows from the evaluation."""
     name: str
     fn: Any
     k: float
     params: tuple = ()
     why: str = ""
+    arity: int = 1
 
     @property
     def bound(self) -> float:
         return self.k * 2.0 ** -53
 
 
-def device(name: str, fn, k: float, params: tuple = (), why: str = "") -> DeviceOracle:
+def device(name: str, fn, k: float, params: tuple = (), why: str = "", arity: int = 1) -> DeviceOracle:
     if name in DEVICE_ORACLES:
         raise ValueError(f"device oracle {name!r} registered twice")
     if len(params) > 2:
         raise ValueError(f"device oracle {name!r}: at most 2 parameters, got {params}")
-    d = DeviceOracle(name, fn, float(k), tuple(params), why)
+    d = DeviceOracle(name, fn, float(k), tuple(params), why, arity)
     DEVICE_ORACLES[name] = d
     return d
 
 
-from . import activations, unary  # noqa: E402,F401  (registration)
+from . import activations, arithmetic, binary_math, unary  # noqa: E402,F401  (registration)

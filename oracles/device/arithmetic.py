@@ -1,0 +1,62 @@
+"""Device oracles of binary arithmetic on float16, bfloat16 and float32 operands, in float64.
+
+A sum or difference of two float16 values is exact in float64 (11-bit significands, exponents
+within 2^-24 .. 2^15: at most 51 bits); products of two values of any of the three formats are exact
+(at most 48 bits). Sums of bfloat16 or float32 values can need more bits than float64 has, so they
+take one rounding (k = 2) and fma forms likewise (alpha b + a, rounded once)."""
+import triton
+import triton.language as tl
+from triton.language.extra.cuda import libdevice
+
+from . import device
+
+ROUNDED = 2
+
+
+@triton.jit
+def _add(a, b, alpha, p1):
+    return libdevice.fma(alpha, b, a)
+
+
+@triton.jit
+def _sub(a, b, alpha, p1):
+    return libdevice.fma(alpha * -1.0, b, a)
+
+
+@triton.jit
+def _rsub(a, b, alpha, p1):
+    return libdevice.fma(alpha * -1.0, a, b)
+
+
+@triton.jit
+def _mul(a, b, p0, p1):
+    return a * b
+
+
+@triton.jit
+def _div(a, b, p0, p1):
+    return a / b
+
+
+@triton.jit
+def _maximum(a, b, p0, p1):
+    r = tl.where(a > b, a, b)
+    r = tl.where(a == b, tl.where(a.to(tl.int64, bitcast=True) < 0, b, a), r)
+    return tl.where(a != a, a, tl.where(b != b, b, r))
+
+
+@triton.jit
+def _minimum(a, b, p0, p1):
+    r = tl.where(a < b, a, b)
+    r = tl.where(a == b, tl.where(a.to(tl.int64, bitcast=True) < 0, a, b), r)
+    return tl.where(a != a, a, tl.where(b != b, b, r))
+
+
+WHY_FMA = "alpha b + a in one fma: one rounding (exact for float16 and alpha = 1)"
+device("add", _add, ROUNDED, ("alpha",), WHY_FMA, arity=2)
+device("sub", _sub, ROUNDED, ("alpha",), WHY_FMA, arity=2)
+device("rsub", _rsub, ROUNDED, ("alpha",), WHY_FMA, arity=2)
+device("mul", _mul, 0, why="a product of two 24-bit significands is exact in float64", arity=2)
+device("div", _div, ROUNDED, why="IEEE division: one rounding", arity=2)
+device("maximum", _maximum, 0, why="a selection, NaN first, -0 < +0", arity=2)
+device("minimum", _minimum, 0, why="a selection, NaN first, -0 < +0", arity=2)
