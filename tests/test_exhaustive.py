@@ -101,3 +101,14 @@ def test_nbx_run_refuses_a_bad_bits_range(bad, capsys):
     with pytest.raises(SystemExit) as e:
         main(["run", "--op", "exp", "--bits", bad])
     assert e.value.code == 2 and "--bits" in capsys.readouterr().err
+
+
+def test_the_summary_lists_device_decided_jobs(tmp_path):
+    from nbx.cli import main
+    out = tmp_path / "r"
+    main(["run", "--op", "sigmoid", "--dtype", "float32", "--suite", "sweep", "--bits", "0xb6c60000:0xb6c70000",
+          "--out", str(out), "--quiet"])
+    text = (out / "summary.md").read_text()
+    section = text.split("## Every input, decided on the device")[1].split("##")[0]
+    row = [ln for ln in section.splitlines() if ln.startswith("| sigmoid")][0].split("|")
+    assert row[4].strip() == "65,536" and int(row[5].strip().replace(",", "")) >= 1

@@ -212,6 +212,7 @@ class Accumulator:
     plot_y: list = field(default_factory=list)
     hist: np.ndarray = field(default_factory=lambda: np.zeros(len(HIST_EDGES) - 1, dtype=np.int64))
     device_cases: int = 0                            # cases scored on the device (add_device)
+    undecided: int = 0                               # cases the device left to the host
     _seq: int = 0
 
     def add(self, arrays: list[np.ndarray], got: np.ndarray, b: Batch) -> None:
@@ -263,6 +264,7 @@ class Accumulator:
         self.err_max = max(self.err_max, s.err_max)
         self.hist += np.asarray(s.hist, dtype=np.int64)
         self.device_cases += s.decided
+        self.undecided += s.undecided
 
     def push_worst(self, w: Worst, key: float = 1e300) -> None:
         """Keep w among the 8 worst entries by key (later entries win ties); the default key ranks
@@ -297,5 +299,6 @@ class Accumulator:
             op=self.target.label, dtype=self.target.dtype.name, suite=self.suite, backend=self.backend,
             cases=self.cases, max_ulp=self.err_max, mean_ulp=self.err_sum / self.err_count if self.err_count else 0.0,
             p999_ulp=p999, not_correctly_rounded=self.not_cr, special_mismatches=self.specials, wrong=self.wrong,
-            close_calls=self.close_calls, unresolved=self.unresolved, layouts=self.layouts, wall_s=wall_s,
+            close_calls=self.close_calls, unresolved=self.unresolved, layouts=self.layouts,
+            decided_on_device=self.device_cases, undecided=self.undecided, wall_s=wall_s,
             worst=[w for _, _, w in sorted(self.worst, key=lambda t: -t[0])], plot=plot, hist=hist, error=error)

@@ -73,7 +73,7 @@ class Worst:
 
 _FLOAT_FIELDS = ("max_ulp", "mean_ulp", "p999_ulp", "wall_s")
 _INT_FIELDS = ("cases", "not_correctly_rounded", "special_mismatches", "wrong",
-               "close_calls", "unresolved", "layouts")
+               "close_calls", "unresolved", "layouts", "decided_on_device", "undecided")
 
 
 @dataclass
@@ -92,6 +92,8 @@ class Measurement:
     close_calls: int = 0
     unresolved: int = 0
     layouts: int = 0
+    decided_on_device: int = 0      # cases decided and scored on the device (harness/exhaustive.py)
+    undecided: int = 0              # cases the device could not decide, scored on the host (mpmath)
     wall_s: float = 0.0
     worst: list[Worst] = field(default_factory=list)
     plot: dict | None = None

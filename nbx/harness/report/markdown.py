@@ -397,6 +397,20 @@ def _tables(report: Report, verdict, failures) -> list[str]:
     return out
 
 
+def _every_input(report: Report) -> list[str]:
+    """The measurements decided on the device: every input of a range (exhaustive.py)."""
+    ms = [m for m in report.measurements if m.decided_on_device]
+    if not ms:
+        return []
+    header = ("op", "dtype", "suite", "inputs", "misrounded", "max ulp", "to mpmath", "s")
+    rows = [(_cell(m.op), _cell(m.dtype), _cell(m.suite), f"{m.cases:,}", f"{m.not_correctly_rounded:,}",
+             fmt_ulp(m.max_ulp), f"{m.undecided:,}", f"{m.wall_s:.1f}") for m in sorted(ms, key=Measurement.key)]
+    return (["## Every input, decided on the device", "",
+             "Inputs covered, misrounded results, max ulp, inputs the device could not decide (sent to "
+             "mpmath) and seconds, for the jobs that covered a whole range of inputs.", ""]
+            + _table(header, rows, right=header[3:]) + [""])
+
+
 def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = None,
                     verdict=None, previous: Previous | None = None) -> str:
     """The summary (module docstring). verdict: gate.evaluate's result for this report (None: not
@@ -413,5 +427,6 @@ def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = N
     lines += _changes(report, previous, diff)
     lines += _worst_section(_pick_worst(verdict, failures, diff, closest, by_key), verdict)
     lines += _rest(verdict, diff, by_key)
+    lines += _every_input(report)
     lines += _tables(report, verdict, failures)
     return "\n".join(lines).rstrip("\n") + "\n"
