@@ -109,29 +109,67 @@ def _verdict_line(verdict) -> str:
     return "gate: PASS" if verdict.passed else f"gate: FAIL ({len(verdict.failures)} failure(s))"
 
 
+def _writable(directory: Path, what: str) -> None:
+    """Check, before any work, that `what` can be written into `directory` (made if missing):
+    a command that measures for an hour and then cannot save is a usage error found at once."""
+    from .harness.report import check_writable_dir
+    try:
+        check_writable_dir(directory)
+    except OSError as e:
+        raise UsageError(f"cannot write {what} to {directory}: {e.strerror or e}") from None
+
+
+def _claim(directory: Path, what: str):
+    """The open lock of `directory` (report.json_report.claim_dir) after checking it can be
+    written; another process's claim, or a directory that cannot be written, is a usage error.
+    Close the returned file, or let the process end, to release it."""
+    from .harness.report import DirectoryInUse, claim_dir
+    try:
+        lock = claim_dir(directory)
+    except DirectoryInUse as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"cannot write {what} to {directory}: {e.strerror or e}") from None
+    try:
+        _writable(directory, what)
+    except BaseException:
+        lock.close()
+        raise
+    return lock
+
+
 # ---------------------------------------------------------------------- commands
 def cmd_run(a) -> int:
     import signal
 
     import nbx
     from .harness import progress, runner
-    from .harness.report import Report, find_previous, write_report
+    from .harness.report import Report, find_previous, new_run_id, write_report
     _check_names(a.op, a.dtype)
+    # The report's directory is claimed and known writable before any measuring: a second run
+    # into it, or a directory that cannot be written, fails here with exit 2 and not after the work.
+    run_id = new_run_id()
+    run_dir = Path(a.out) if a.out else HISTORY / run_id
+    latest = None if a.out else REPORTS / "latest"
+    lock = _claim(run_dir, "the report")
+    if latest is not None:
+        _writable(latest.parent, "the `latest` link")
     i, n = a.shard
     progress.configure(mode=a.progress, tag=f"shard {i}/{n}" if n > 1 else "")
 
     def _stop(*_):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, _stop)   # a time limit (timeout, a scheduler) still gets a report
-    ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet, bits=a.bits)
-    info = nbx.backend_info()
-    argv = sys.argv[1:] + [f"--interrupted={d}/{t}" for d, t in runner.INTERRUPTED]
-    rep = Report(backend=info, git_commit=_git_commit(), profile=a.profile, argv=argv, measurements=ms)
-    run_dir = Path(a.out) if a.out else HISTORY / rep.run_id
-    latest = None if a.out else REPORTS / "latest"
-    verdict = _gate_of(rep)
-    previous = find_previous(rep, a.history)
-    write_report(rep, run_dir, latest, verdict=verdict, previous=previous)
+    with lock:
+        ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet,
+                        bits=a.bits)
+        info = nbx.backend_info()
+        argv = sys.argv[1:] + [f"--interrupted={d}/{t}" for d, t in runner.INTERRUPTED]
+        rep = Report(run_id=run_id, backend=info, git_commit=_git_commit(), profile=a.profile,
+                     argv=argv, measurements=ms)
+        verdict = _gate_of(rep)
+        previous = find_previous(rep, a.history)
+        write_report(rep, run_dir, latest, verdict=verdict, previous=previous)
     errors = sum(1 for m in ms if m.error)
     print(f"nbx run: {len(ms)} measurements on {info['id']} ({info['device']}), profile {a.profile}; "
           f"{errors} raised; report in {run_dir}")
@@ -142,6 +180,8 @@ def cmd_run(a) -> int:
 
 
 def cmd_gate(a) -> int:
+    import contextlib
+
     from .harness import budgets as B
     from .harness import gate
     from .harness.report import find_previous, write_report
@@ -153,25 +193,33 @@ def cmd_gate(a) -> int:
             import nbx
             bid = nbx.backend_id()
         bpath = Path(a.budgets) if a.budgets else B.path_for(bid)
+        _writable(bpath.parent, "the budget file")
         src = {"run_id": rep.run_id, "profile": rep.profile, "commit": rep.git_commit, "backend": bid}
-        new, changes = B.update(B.load(bpath), rep.measurements, everything=a.all,
-                                raise_only=a.raise_only, source=src)
-        new["backend"] = bid
-        B.save(new, bpath)
+        # load, update and save under one lock: a concurrent --update is applied after this one,
+        # not overwritten by it (B.save alone is atomic but not a read-modify-write)
+        with B.locked(bpath):
+            new, changes = B.update(B.load(bpath), rep.measurements, everything=a.all,
+                                    raise_only=a.raise_only, source=src)
+            new["backend"] = bid
+            B.save(new, bpath)
         print(f"budgets {bpath}: {len(changes)} change(s)")
         for k, old, v in changes:
             print(f"  {k:<40} {old if old is not None else '(new)'} -> {v}")
         return 0
-    verdict = gate.evaluate(rep, budgets_path=Path(a.budgets) if a.budgets else None, ops=a.op,
-                            dtypes=a.dtype, check_bank=not a.no_bank)
-    print(f"nbx gate: report {rep.run_id} ({verdict.backend_id}, profile {rep.profile}) against "
-          f"{verdict.budgets_path}")
-    print(gate.format_failures(verdict.failures))
+    lock = contextlib.nullcontext()
     if a.write:
         target = Path(a.report) if a.report else REPORTS / "latest"
         run_dir = target if target.is_dir() else target.parent
-        write_report(rep, run_dir, None, verdict=verdict, previous=find_previous(rep, a.history))
-        print(f"nbx gate: rewrote the summary, junit.xml and report.html in {run_dir}")
+        lock = _claim(run_dir, "the rewritten summary")
+    with lock:
+        verdict = gate.evaluate(rep, budgets_path=Path(a.budgets) if a.budgets else None, ops=a.op,
+                                dtypes=a.dtype, check_bank=not a.no_bank)
+        print(f"nbx gate: report {rep.run_id} ({verdict.backend_id}, profile {rep.profile}) against "
+              f"{verdict.budgets_path}")
+        print(gate.format_failures(verdict.failures))
+        if a.write:
+            write_report(rep, run_dir, None, verdict=verdict, previous=find_previous(rep, a.history))
+            print(f"nbx gate: rewrote the summary, junit.xml and report.html in {run_dir}")
     return 1 if verdict.failures else 0
 
 
@@ -203,9 +251,12 @@ def cmd_report(a) -> int:
             merged = merge_reports(shards)
         except ValueError as e:
             raise UsageError(str(e)) from None
-        verdict = _gate_of(merged)
-        write_report(merged, Path(a.out), REPORTS / "latest" if a.latest else None, verdict=verdict,
-                     previous=find_previous(merged, a.history))
+        if a.latest:
+            _writable(REPORTS, "the `latest` link")
+        with _claim(Path(a.out), "the merged report"):
+            verdict = _gate_of(merged)
+            write_report(merged, Path(a.out), REPORTS / "latest" if a.latest else None,
+                         verdict=verdict, previous=find_previous(merged, a.history))
         print(f"merged {len(a.shards)} shards ({len(merged.measurements)} measurements) into {a.out}")
         print(f"  {_verdict_line(verdict)}; summary: {Path(a.out) / 'summary.md'}")
         return 0

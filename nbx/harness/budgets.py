@@ -7,9 +7,12 @@ entries only unless told otherwise, and returns the diff for review.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
 import os
+import tempfile
 from pathlib import Path
 
 SCHEMA = 1
@@ -34,18 +37,58 @@ def load(path: Path) -> dict:
 
 
 def save(data: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write `data` to `path` so that a reader, or a process killed at any instant (SIGKILL
+    included), sees the old file or the whole new one, never a part: the text is made first, then
+    written to a fresh temp file in the same directory, fsynced, renamed over the target with
+    os.replace (atomic within a file system) and the rename made durable by fsyncing the directory.
+    A kill before the rename leaves the target as it was (and at worst a stray .tmp file)."""
+    path = Path(path)
     text = json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"   # fails before any file
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with open(tmp, "w") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """Hold an exclusive flock on the directory of the budget file `path` (made if missing) for a
+    load-update-save: two `gate --update` runs (--raise-only over several reports) then apply one
+    after the other instead of the later save dropping the earlier's entries. The directory, not a
+    lock file, is locked, so the budget directory holds budget files only."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)       # drops the lock
 
 
 def round_up_tenth(x: float) -> float:

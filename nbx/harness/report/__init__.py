@@ -10,14 +10,16 @@ from pathlib import Path
 
 from nbx.harness.report.diff import Change, ReportDiff, diff_reports, format_diff, incomparable
 from nbx.harness.report.html import render_html
-from nbx.harness.report.json_report import (REPORT_FILE, Key, Previous, Report, atomic_symlink,
-                                            atomic_write_text, find_previous, load_report,
-                                            merge_reports, new_run_id, parse_label)
+from nbx.harness.report.json_report import (LOCK_FILE, REPORT_FILE, DirectoryInUse, Key, Previous,
+                                            Report, atomic_symlink, atomic_write_text,
+                                            check_writable_dir, claim_dir, find_previous,
+                                            load_report, merge_reports, new_run_id, parse_label)
 from nbx.harness.report.junit import render_junit
 from nbx.harness.report.markdown import render_markdown
 
-__all__ = ["Change", "Key", "Previous", "Report", "ReportDiff", "atomic_symlink",
-           "atomic_write_text", "diff_reports", "find_previous", "format_diff", "incomparable",
+__all__ = ["LOCK_FILE", "Change", "DirectoryInUse", "Key", "Previous", "Report", "ReportDiff",
+           "atomic_symlink", "atomic_write_text", "check_writable_dir", "claim_dir", "diff_reports",
+           "find_previous", "format_diff", "incomparable",
            "load_report", "merge_reports", "new_run_id", "parse_label", "render_html",
            "render_junit", "render_markdown", "write_report"]
 

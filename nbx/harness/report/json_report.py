@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import secrets
+import socket
+import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -269,6 +274,95 @@ def atomic_write_text(path: Path, text: str) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+LOCK_FILE = ".nbx-run.lock"
+
+
+class DirectoryInUse(RuntimeError):
+    """A report directory claimed by another live process (claim_dir)."""
+
+    def __init__(self, directory: Path, holder: dict):
+        self.directory, self.holder = Path(directory), holder
+        if holder:
+            who = (f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')}, started "
+                   f"{holder.get('started', '?')}")
+            if holder.get("command"):
+                who += f": {holder['command']}"
+        else:
+            who = "a process that has not yet recorded itself"
+        super().__init__(f"{self.directory} is in use by another run ({who}); wait for it to "
+                         "finish or write elsewhere (--out)")
+
+
+def _read_holder(path: Path) -> dict:
+    # The holder truncates the file and then writes its record under the lock: an empty or partial
+    # read is that short window, so read again a few times before giving up.
+    for _ in range(20):
+        try:
+            d = json.loads(Path(path).read_text(encoding="utf-8"))
+            if isinstance(d, dict):
+                return d
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.025)
+    return {}
+
+
+def _make_dir(directory: str | os.PathLike) -> Path:
+    directory = Path(directory)
+    for p in (directory, *directory.parents):
+        if p.exists():
+            if not p.is_dir():     # mkdir would say "File exists", which hides the cause
+                raise NotADirectoryError(errno.ENOTDIR, f"{p} is a file, not a directory", str(p))
+            break
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def claim_dir(directory: str | os.PathLike, *, command: str | None = None):
+    """Claim `directory` (created if missing) for this process: an exclusive fcntl.flock on its
+    LOCK_FILE, with this process's pid, host, start time and command line recorded in the file.
+    Returns the open lock file; the claim lasts until it is closed or the process ends (the kernel
+    drops a flock with its last descriptor, so a killed run never leaves a directory claimed).
+    Raises DirectoryInUse at once, without waiting, when another process holds the claim, and
+    OSError when the directory or its lock file cannot be created.
+
+    The lock file is never removed: unlinking it would let a later process lock a new file of the
+    same name while a waiter still holds the old one, and two runs would hold "the" lock."""
+    directory = _make_dir(directory)
+    path = directory / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    f = os.fdopen(fd, "r+", encoding="utf-8")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        f.close()
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise DirectoryInUse(directory, _read_holder(path)) from None
+        raise
+    try:
+        record = {"pid": os.getpid(), "host": socket.gethostname(), "started": utc_now_iso(),
+                  "command": command if command is not None else " ".join(["nbx", *sys.argv[1:]])}
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def check_writable_dir(directory: str | os.PathLike) -> None:
+    """Raise OSError unless files can be created in `directory` (made if missing) the way
+    atomic_write_text creates them: a real temp file, created and removed, since os.access says
+    nothing of read-only mounts and everything is allowed to root."""
+    directory = _make_dir(directory)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".nbx-probe-", suffix=".tmp")
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def atomic_symlink(target_dir: Path, link: Path) -> None:

@@ -1,0 +1,217 @@
+"""Report directories are claimed by one run, every command checks it can write before working,
+and budget files are never half-written. Real `nbx` processes throughout (no mocks)."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from nbx.harness import budgets as B
+from nbx.harness.report import LOCK_FILE, DirectoryInUse, claim_dir, load_report
+
+REPO = Path(__file__).resolve().parents[1]
+RUN = ["run", "--op", "exp", "--dtype", "float32", "--profile", "ci", "--quiet"]
+
+
+def _env():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("NBX_BANK", None)
+    return env
+
+
+def nbx_popen(*args, cwd):
+    return subprocess.Popen([sys.executable, "-m", "nbx", *map(str, args)], cwd=cwd, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def nbx_cmd(*args, cwd, timeout=300):
+    return subprocess.run([sys.executable, "-m", "nbx", *map(str, args)], cwd=cwd, env=_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lock") / "run"
+    p = nbx_cmd(*RUN, "--out", out, cwd=out.parent)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_two_concurrent_runs_into_one_directory(tmp_path):
+    """Started together, one run claims the directory and the other fails fast with exit 2,
+    naming the holder's pid; the report left is the holder's, whole."""
+    out = tmp_path / "same"
+    procs = [nbx_popen(*RUN, "--out", out, cwd=tmp_path) for _ in range(2)]
+    results = [(p, *p.communicate(timeout=300)) for p in procs]
+    codes = sorted(p.returncode for p, _, _ in results)
+    assert codes == [0, 2], [(p.returncode, err) for p, _, err in results]
+    (winner, _, _), = [r for r in results if r[0].returncode == 0]
+    (loser, _, err), = [r for r in results if r[0].returncode == 2]
+    assert "is in use by another run" in err and f"pid {winner.pid} " in err, err
+    assert "nbx run --op exp" in err, err
+    assert "Traceback" not in err
+    holder = json.loads((out / LOCK_FILE).read_text())
+    assert holder["pid"] == winner.pid and holder["host"] and holder["started"]
+    rep = load_report(out)
+    assert {m.op for m in rep.measurements} == {"exp"}
+
+
+def test_a_claimed_directory_refuses_a_run_at_once(tmp_path):
+    """Deterministic form of the above: while this process holds the claim, `nbx run` into the
+    directory exits 2 naming this process, before measuring anything."""
+    out = tmp_path / "held"
+    with claim_dir(out, command="pytest holder"):
+        t = time.monotonic()
+        p = nbx_cmd(*RUN, "--out", out, cwd=tmp_path)
+        took = time.monotonic() - t
+        assert p.returncode == 2, p.stderr
+        assert f"pid {os.getpid()} " in p.stderr and "pytest holder" in p.stderr, p.stderr
+        assert not (out / "report.json").exists()
+        assert took < 60
+        # a second claim in this very process is refused too (flock is per open file)
+        with pytest.raises(DirectoryInUse):
+            claim_dir(out)
+    assert sorted(x.name for x in out.iterdir()) == [LOCK_FILE]
+    with claim_dir(out):             # released with the file
+        pass
+
+
+def test_a_killed_run_releases_its_claim(tmp_path):
+    out = tmp_path / "killed"
+    p = nbx_popen(*RUN, "--out", out, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if json.loads((out / LOCK_FILE).read_text()).get("pid") == p.pid:
+                break
+        except (OSError, ValueError):
+            pass
+        assert p.poll() is None, p.communicate()
+        time.sleep(0.05)
+    else:
+        pytest.fail("the run never claimed its directory")
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=60)
+    with claim_dir(out):             # the kernel dropped the dead process's flock
+        pass
+
+
+def _file_in_the_way(tmp_path):
+    """A path no one (root included) can create a directory at: its parent is a regular file."""
+    f = tmp_path / "a-file"
+    f.write_text("not a directory\n")
+    return f
+
+
+def test_run_into_an_unwritable_directory_fails_before_measuring(tmp_path):
+    blocked = _file_in_the_way(tmp_path) / "out"
+    p = nbx_cmd(*RUN, "--out", blocked, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert "cannot write the report" in p.stderr and "a-file" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and "measurements" not in p.stdout
+
+
+def test_gate_update_into_an_unwritable_directory_fails_before_loading(tmp_path, report_dir):
+    blocked = _file_in_the_way(tmp_path) / "budgets.json"
+    p = nbx_cmd("gate", "--report", report_dir, "--budgets", blocked, "--update", "--no-bank", cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert "cannot write the budget file" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_read_only_directories_by_permission(tmp_path, report_dir):
+    """chmod a-w: run, gate --update and gate --write refuse with exit 2. Root ignores the mode
+    bits, so there the test has nothing to check."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    copy = ro / "report"
+    copy.mkdir()
+    (copy / "report.json").write_bytes((report_dir / "report.json").read_bytes())
+    for d in (copy, ro):
+        d.chmod(0o555)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as a user that may write read-only directories (root)")
+        p = nbx_cmd(*RUN, "--out", ro / "new", cwd=tmp_path)
+        assert p.returncode == 2 and "cannot write the report" in p.stderr, p.stderr
+        p = nbx_cmd("gate", "--report", copy, "--budgets", ro / "b.json", "--update", cwd=tmp_path)
+        assert p.returncode == 2 and "cannot write the budget file" in p.stderr, p.stderr
+        p = nbx_cmd("gate", "--report", copy, "--budgets", ro / "b.json", "--write", "--no-bank",
+                    cwd=tmp_path)
+        assert p.returncode == 2 and "cannot write" in p.stderr, p.stderr
+        assert sorted(x.name for x in copy.iterdir()) == ["report.json"]
+    finally:
+        for d in (ro, copy):
+            d.chmod(0o755)
+
+
+def _big_budgets(n: int) -> dict:
+    return {"schema": B.SCHEMA, "backend": "test",
+            "budgets": {B.key(f"op{i:06d}", "float32"): {"max_ulp": 1.5} for i in range(n)}}
+
+
+def test_sigkill_of_gate_update_never_truncates_the_budget_file(tmp_path, report_dir):
+    """`nbx gate --update` killed at random moments: the budget file is always the old one or
+    the new one, whole. A large file makes the write long enough for kills to land in it."""
+    path = tmp_path / "budgets" / "b.json"
+    old = _big_budgets(60000)
+    rng = random.Random(1234)
+    for _ in range(6):
+        B.save(old, path)
+        p = nbx_popen("gate", "--report", report_dir, "--budgets", path, "--update", "--no-bank",
+                      cwd=tmp_path)
+        time.sleep(rng.uniform(0.3, 3.0))
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=60)
+        data = json.loads(path.read_text())            # raises on a partial file
+        new = "exp|float32" in data["budgets"]
+        assert len(data["budgets"]) == len(old["budgets"]) + new
+    assert not [x for x in path.parent.iterdir() if x.name != path.name and not x.name.endswith(".tmp")]
+
+
+def test_sigkill_during_save_leaves_a_whole_file(tmp_path):
+    """A process saving two large versions in turn, SIGKILLed at random: always one of them."""
+    path = tmp_path / "b.json"
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO)!r})
+        from nbx.harness import budgets as B
+        a = {{"schema": B.SCHEMA, "budgets": {{f"op{{i}}|float32": {{"max_ulp": 1.0}} for i in range(80000)}}}}
+        b = {{"schema": B.SCHEMA, "budgets": {{f"op{{i}}|float64": {{"max_ulp": 2.0}} for i in range(90000)}}}}
+        B.save(a, {str(path)!r})
+        print("ready", flush=True)
+        while True:
+            B.save(b, {str(path)!r})
+            B.save(a, {str(path)!r})
+    """)
+    rng = random.Random(99)
+    for _ in range(5):
+        p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.05, 1.0))
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        p.stdout.close()
+        data = json.loads(path.read_text())
+        assert len(data["budgets"]) in (80000, 90000)
+
+
+def test_budget_update_under_the_lock_is_serialised(tmp_path):
+    """B.locked excludes a second holder (another open of the directory) until released."""
+    import fcntl
+    path = tmp_path / "budgets" / "b.json"
+    with B.locked(path):
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+    assert list(path.parent.iterdir()) == []
