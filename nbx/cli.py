@@ -225,20 +225,36 @@ def cmd_gate(a) -> int:
 
 def cmd_bank(a) -> int:
     from .harness import bank, progress
+    if a.bank_cmd == "finish":
+        try:
+            r = bank.finish()
+        except bank.BankError as e:
+            print(f"nbx bank finish: {e}")
+            return 1
+        print(f"nbx bank finish: {'completed an interrupted refresh' if r['rolled_forward'] else 'no refresh pending'}"
+              f", {r['temps']} leftover temp file(s) removed")
+        return 0
     _check_names(a.op, a.dtype)
     if a.bank_cmd == "refresh":
         progress.configure(mode=a.progress)
         bank.refresh(a.op, a.dtype, progress=not a.quiet)
         return 0
-    problems = bank.check(sample=a.sample, ops=a.op, dtypes=a.dtype)
+    if a.sample < 0:
+        raise UsageError(f"--sample must be >= 0, not {a.sample}")
+    problems = bank.check(sample=a.sample, ops=a.op, dtypes=a.dtype, seed=a.seed, full=a.full,
+                          log=print, progress=a.full and not a.quiet)
     if problems:
         print(f"nbx bank check: {len(problems)} problem(s)")
         for p in problems[:50]:
             print(f"  {p}")
+        if len(problems) > 50:
+            print(f"  ... and {len(problems) - 50} more")
         return 1
     m = bank.load_manifest()
-    print(f"nbx bank check: {len(m['files'])} files, hashes match, every op and dtype present, "
-          f"{a.sample} sampled cases agree with mpmath")
+    verified = "every case agrees with mpmath" if a.full else f"{a.sample} sampled cases agree with mpmath"
+    print(f"nbx bank check: {len(m['files'])} files, hashes match, metadata agree with the files and "
+          f"the registry, inputs are the generator's, no stray or leftover files, every op and dtype "
+          f"present, {verified}")
     return 0
 
 
@@ -493,12 +509,19 @@ def parser() -> argparse.ArgumentParser:
     br.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
                     help="progress on stderr: bar (a terminal, the auto default) or plain lines")
     br.add_argument("--quiet", action="store_true", help="no progress output")
-    bc = _sub(bs, "check", "hashes, coverage, and a sample of cases re-verified with mpmath; exit 1 "
-              "on a problem")
+    bc = _sub(bs, "check", "manifest against files and registry, stray and leftover files, and cases "
+              "re-verified with mpmath (a fresh sample each run, or --full); exit 1 on a problem")
     bc.add_argument("--op", action="append", metavar="OP", help="only this op (repeatable; default: all)")
     bc.add_argument("--dtype", action="append", metavar="DTYPE", help="only this dtype (repeatable)")
     bc.add_argument("--sample", type=int, default=64, metavar="N",
-                    help="how many cases to re-verify with mpmath (default 64)")
+                    help="how many cases to re-verify with mpmath (default 64), drawn afresh each run")
+    bc.add_argument("--seed", type=int, metavar="S", help="draw the sample with this seed (printed by "
+                    "every check) to repeat a run")
+    bc.add_argument("--full", action="store_true",
+                    help="recompute every case with mpmath (about as long as a refresh) and print the time")
+    bc.add_argument("--quiet", action="store_true", help="no progress output with --full")
+    _sub(bs, "finish", "complete a refresh that was interrupted after its commit point and remove "
+         "leftover temp files (under the bank's lock)")
     b.set_defaults(fn=cmd_bank)
 
     rp = _sub(sub, "report", "merge shard reports, diff two reports")

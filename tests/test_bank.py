@@ -198,7 +198,10 @@ def test_refresh_prints_summary_and_second_run_is_unchanged(tmp_bank, monkeypatc
     assert s3["changed"] == ["exp/float32.txt"] and s3["changed_cases"] > 0
     assert "changed 1" in logs[0]
     assert any("changed: exp/float32.txt" in line for line in logs[1:])
-    assert bank.check(ops=["exp"], dtypes=["float32", "float16"]) == []
+    assert bank.check(ops=["exp"], dtypes=["float32"]) == []
+    # the file not refreshed holds the old generator's inputs: the check says so
+    problems = bank.check(ops=["exp"], dtypes=["float16"], verify=False)
+    assert len(problems) == 1 and "exp/float16.txt" in problems[0] and "generator" in problems[0]
 
 
 def test_refresh_keeps_other_entries(bank_copy):
@@ -308,20 +311,26 @@ def test_partial_refresh_of_a_stale_bank_does_not_relabel_the_rest(bank_copy):
     logs: list[str] = []
     bank.refresh(["exp"], ["float32"], progress=False, log=logs.append)
     assert any("dropping" in line for line in logs)
-    assert bank.check(ops=["exp"], dtypes=["float32"], verify=False) == []
+    # the refreshed file is current; the others are no longer in the manifest: strays, whatever is asked
+    problems = bank.check(ops=["exp"], dtypes=["float32"], verify=False)
+    assert len(problems) == 5 and all("stray file" in q and "exp/float32.txt" not in q for q in problems)
     problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
     assert any("add/float16.txt" in q for q in problems), problems
 
 
-def test_check_ignores_leftover_temp_files(bank_copy):
-    """Temp files of an interrupted refresh (.<name>.tmp-<pid>) are not bank files: check ignores them."""
+def test_check_reports_leftover_temp_files(bank_copy):
+    """Temp files of an interrupted refresh (.<name>.tmp-<pid>) are reported, named, with the fix."""
     (bank_copy / "exp" / ".float32.txt.tmp-12345").write_text("half a file")
     (bank_copy / f".{bank.MANIFEST}.tmp-12345").write_text("{")
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
+    assert len(problems) == 2, problems
+    assert any("exp/.float32.txt.tmp-12345" in q for q in problems)
+    assert all("leftover temp file" in q and "nbx bank finish" in q for q in problems)
+    bank.finish()
     assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
 
 
 def test_refresh_interrupted_while_writing_temps_leaves_old_bank_whole(bank_copy, monkeypatch):
-    monkeypatch.setattr(bank, "N_RANDOM", 40)          # the refresh would change every file
     before = _snapshot(bank_copy)
     real = bank._atomic_write_bytes
     calls = []
@@ -332,8 +341,9 @@ def test_refresh_interrupted_while_writing_temps_leaves_old_bank_whole(bank_copy
             raise KeyboardInterrupt("killed while writing temp files")
         return real(path, data)
 
-    monkeypatch.setattr(bank, "_atomic_write_bytes", dies_on_second)
-    with pytest.raises(KeyboardInterrupt):
+    with monkeypatch.context() as mp, pytest.raises(KeyboardInterrupt):
+        mp.setattr(bank, "N_RANDOM", 40)               # the refresh would change every file
+        mp.setattr(bank, "_atomic_write_bytes", dies_on_second)
         bank.refresh(OPS2, DTYPES2, progress=False, log=_quiet)
     after = _snapshot(bank_copy)
     left = {k for k in after if k not in before}
@@ -341,13 +351,18 @@ def test_refresh_interrupted_while_writing_temps_leaves_old_bank_whole(bank_copy
     assert {k: after[k] for k in before} == before     # every bank file and the manifest unchanged
     _assert_matches_manifest(bank_copy)
     bank._MANIFEST.clear()
+    # the leftovers are reported (the bank itself is whole) and `nbx bank finish` removes them
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2)
+    assert len(problems) == len(left) and all("leftover temp file" in q and "nbx bank finish" in q
+                                              for q in problems), problems
+    assert bank.finish() == {"rolled_forward": False, "temps": len(left)}
+    assert _snapshot(bank_copy) == before
     assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
 
 
 def test_refresh_interrupted_while_renaming_is_rolled_forward(bank_copy, monkeypatch):
     """Killed between renames (after the journal, the commit point): the next reader of the bank
     finishes the refresh, and the bank is whole again (the new one)."""
-    monkeypatch.setattr(bank, "N_RANDOM", 40)
 
     class OsDiesOnSecondReplace:
         n = 0
@@ -362,14 +377,24 @@ def test_refresh_interrupted_while_renaming_is_rolled_forward(bank_copy, monkeyp
             return os.replace(a, b)
 
     with monkeypatch.context() as mp, pytest.raises(KeyboardInterrupt):
+        mp.setattr(bank, "N_RANDOM", 40)
         mp.setattr(bank, "os", OsDiesOnSecondReplace())
         bank.refresh(OPS2, DTYPES2, progress=False, log=_quiet)
     assert bank.os is os
     assert (bank_copy / bank.JOURNAL).exists()
+    assert not (bank_copy / bank.LOCK).exists()        # released (and unlinked) on the way out
     bank._MANIFEST.clear()
-    assert bank.check(ops=OPS2, dtypes=DTYPES2, verify=False) == []
+    # check reports the pending journal and the command that finishes it; it changes nothing
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
+    assert len(problems) == 1 and bank.JOURNAL in problems[0] and "nbx bank finish" in problems[0]
+    assert (bank_copy / bank.JOURNAL).exists()
+    bank.load_manifest()                               # a reader finishes it
     assert not (bank_copy / bank.JOURNAL).exists()
     _assert_matches_manifest(bank_copy)
+    assert not [p for p in bank_copy.rglob("*") if ".tmp-" in p.name or p.name == bank.LOCK]
+    with monkeypatch.context() as mp:
+        mp.setattr(bank, "N_RANDOM", 40)               # the new bank is the patched generator's
+        assert bank.check(ops=OPS2, dtypes=DTYPES2, verify=False) == []
 
 
 def test_killed_refresh_subprocess_leaves_old_bank_whole(tmp_path, monkeypatch):
@@ -411,4 +436,121 @@ def test_killed_refresh_subprocess_leaves_old_bank_whole(tmp_path, monkeypatch):
     after = _snapshot(work)
     assert after == before, f"files changed or appeared: {sorted(set(after) ^ set(before))}"
     _assert_matches_manifest(work)
-    assert bank.check(work, ops=OPS2, dtypes=DTYPES2) == []
+    with monkeypatch.context() as mp:
+        mp.setattr(bank, "N_RANDOM", 40)              # the old bank is the patched generator's
+        assert bank.check(work, ops=OPS2, dtypes=DTYPES2) == []
+
+
+# ---------------------------------------------------------------- check: metadata, strays, journal
+def _edit_manifest(base: Path, fn) -> None:
+    man = json.loads((base / bank.MANIFEST).read_text())
+    fn(man)
+    (base / bank.MANIFEST).write_text(json.dumps(man, indent=1))
+
+
+def _edit_file(base: Path, rel: str, fn) -> None:
+    """Edit a bank file and update its manifest hash to match, as a careful forger would."""
+    p = base / rel
+    p.write_text(fn(p.read_text()))
+    _edit_manifest(base, lambda m: m["files"][rel].update(sha256=bank.sha256(p.read_bytes())))
+
+
+def _del_line(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:10] + lines[11:])
+
+
+def _flip_input(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    first, _, rest = lines[10].partition(" ")
+    lines[10] = hex(int(first, 16) ^ 1) + " " + rest
+    return "".join(lines)
+
+
+REL = "add@alpha=2/float32.txt"
+METADATA_EDITS = {
+    "entry cases": (lambda b: _edit_manifest(b, lambda m: m["files"][REL].update(cases=7)), "cases is 7"),
+    "entry op": (lambda b: _edit_manifest(b, lambda m: m["files"][REL].update(op="sub")), "op is 'sub'"),
+    "entry params": (lambda b: _edit_manifest(b, lambda m: m["files"][REL].update(params={"alpha": 3})),
+                     "params is {'alpha': 3}"),
+    "entry dtype": (lambda b: _edit_manifest(b, lambda m: m["files"][REL].update(dtype="float16")),
+                    "dtype is 'float16'"),
+    "entry out": (lambda b: _edit_manifest(b, lambda m: m["files"][REL].update(out="float64")),
+                  "out is 'float64'"),
+    "manifest seed": (lambda b: _edit_manifest(b, lambda m: m.update(seed=bank.SEED + 1)), "seed"),
+    "manifest mpmath": (lambda b: _edit_manifest(b, lambda m: m.update(mpmath="0.17")), "mpmath '0.17'"),
+    "manifest generator": (lambda b: _edit_manifest(b, lambda m: m.update(generator_version=99)),
+                           "generator"),
+    "header mpmath": (lambda b: _edit_file(b, REL, lambda t: t.replace("mpmath=", "mpmath=0.", 1)),
+                      "mpmath"),
+    "header out": (lambda b: _edit_file(b, REL, lambda t: t.replace("out=float32", "out=float16", 1)),
+                   "header says 'float16'"),
+    "header seed": (lambda b: _edit_file(b, REL, lambda t: t.replace(f"seed={bank.SEED}", "seed=1", 1)),
+                    "seed"),
+    "case line deleted": (lambda b: _edit_file(b, REL, _del_line), "case lines"),
+    "input edited": (lambda b: _edit_file(b, REL, _flip_input), "generator"),
+}
+
+
+@pytest.mark.parametrize("edit", list(METADATA_EDITS))
+def test_check_catches_metadata_edits_with_consistent_hashes(bank_copy, edit):
+    fn, words = METADATA_EDITS[edit]
+    fn(bank_copy)
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
+    assert problems, f"{edit}: passed"
+    assert any(words in q for q in problems), problems
+    assert all("sha256" not in q for q in problems), problems     # the hashes were kept consistent
+
+
+STRAYS = ["add/float128.txt", "notanop/float32.txt", "exp/float32.txt.orig", "exp/float64.txt"]
+
+
+@pytest.mark.parametrize("rel", STRAYS)
+def test_check_reports_stray_files(bank_copy, rel):
+    p = bank_copy / rel
+    p.parent.mkdir(exist_ok=True)
+    p.write_text((bank_copy / "exp" / "float32.txt").read_text())
+    for ops, dtypes in ((OPS2, DTYPES2), (None, None)):
+        problems = bank.check(ops=ops, dtypes=dtypes, verify=False)
+        assert any(str(p) in q and "stray file" in q for q in problems), problems
+    if rel != "exp/float64.txt":
+        assert any("no target of the registry" in q for q in problems if str(p) in q)
+
+
+def test_manifest_entry_for_no_registry_target_is_reported(bank_copy):
+    shutil.copy(bank_copy / "exp" / "float32.txt", bank_copy / "exp" / "float128.txt")
+    _edit_manifest(bank_copy, lambda m: m["files"].__setitem__(
+        "exp/float128.txt", dict(m["files"]["exp/float32.txt"], dtype="float128")))
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
+    assert len(problems) == 1 and "exp/float128.txt" in problems[0] and "registry" in problems[0]
+
+
+def test_pending_and_malformed_journal_are_reported_with_the_fix(bank_copy):
+    j = bank_copy / bank.JOURNAL
+    j.write_text(json.dumps({"renames": [["exp/.float32.txt.tmp-1", "exp/float32.txt"]]}))
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2)
+    assert len(problems) == 1 and str(j) in problems[0] and "`nbx bank finish`" in problems[0]
+    for bad, why in (("{not json", "not JSON"), ('{"renames": 3}', "no list of renames"),
+                     ('{"renames": [["../x", "/etc/passwd"]]}', "rename 0")):
+        j.write_text(bad)
+        problems = bank.check(ops=OPS2, dtypes=DTYPES2)
+        assert len(problems) == 1 and str(j) in problems[0] and "malformed refresh journal" in problems[0]
+        assert why in problems[0], problems
+        with pytest.raises(bank.BankError, match=r"\.refresh-journal\.json: malformed refresh journal"):
+            bank.load_manifest()
+    j.unlink()
+    assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
+
+
+def test_sample_seed_is_fresh_each_run_printed_and_repeatable(bank_copy):
+    logs: list[str] = []
+    for _ in range(2):
+        assert bank.check(ops=OPS2, dtypes=DTYPES2, sample=5, log=logs.append) == []
+    seeds = [int(line.split("--seed ")[1].rstrip(")")) for line in logs]
+    assert len(seeds) == 2 and seeds[0] != seeds[1], logs
+    # one wrong expected value with a consistent hash: a sample that draws it names the seed
+    _edit_file(bank_copy, "exp/float32.txt", lambda t: t.replace("-> 0x402df854", "-> 0x402df855"))
+    logs.clear()
+    problems = bank.check(ops=["exp"], dtypes=["float32"], sample=10_000, seed=7, log=logs.append)
+    assert problems and all("mpmath gives 0x402df854" in q and "seed 7" in q for q in problems), problems
+    assert "--seed 7" in logs[0]
