@@ -554,3 +554,108 @@ def test_sample_seed_is_fresh_each_run_printed_and_repeatable(bank_copy):
     problems = bank.check(ops=["exp"], dtypes=["float32"], sample=10_000, seed=7, log=logs.append)
     assert problems and all("mpmath gives 0x402df854" in q and "seed 7" in q for q in problems), problems
     assert "--seed 7" in logs[0]
+
+
+# ---------------------------------------------------------------- check --full
+def test_full_check_of_the_committed_bank_passes(tmp_path, monkeypatch, capsys):
+    """Every case of the committed bank recomputed with mpmath (`nbx bank check --full`), on a copy."""
+    from nbx import cli
+    base = tmp_path / "bank"
+    shutil.copytree(bank.ROOT, base)
+    monkeypatch.setenv("NBX_BANK", str(base))
+    bank._MANIFEST.clear()
+    t0 = time.monotonic()
+    rc = cli.main(["bank", "check", "--full", "--quiet"])
+    took = time.monotonic() - t0
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "every case agrees with mpmath" in out
+    timing = [line for line in out.splitlines() if "recomputed with mpmath in" in line]
+    assert timing, out
+    with capsys.disabled():
+        print(f"\n[{timing[0]}; the whole command took {took:.1f} s]")
+    bank._MANIFEST.clear()
+
+
+def test_full_check_catches_an_oracle_whose_forms_share_a_wrong_constant(bank_copy, monkeypatch):
+    """An mp form off by 1e-6 relative (as a wrong constant shared with the float64 form would be):
+    the sample may miss it, --full names the op's files and no other."""
+    import dataclasses
+
+    import mpmath
+    from oracles import ORACLES
+    good = ORACLES["exp"]
+    bad = dataclasses.replace(good, mp=lambda x, **k: good.mp(x, **k) * (1 + mpmath.mpf("1e-6")))
+    monkeypatch.setitem(ORACLES, "exp", bad)
+    logs: list[str] = []
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2, full=True, log=logs.append)
+    assert any(q.startswith("exp/float32.txt:") and "disagree with mpmath" in q for q in problems), problems
+    assert all(q.startswith("exp/") for q in problems), problems
+    assert any("recomputed with mpmath in" in line for line in logs), logs
+    monkeypatch.setitem(ORACLES, "exp", good)
+    assert bank.check(ops=OPS2, dtypes=DTYPES2, full=True) == []
+
+
+# ---------------------------------------------------------------- interrupted refresh, real processes
+_KILLED_REFRESH = """
+import os, signal, sys
+from nbx.harness import bank
+
+class Os:                                   # os, except that the 3rd replace SIGKILLs this process:
+    def __getattr__(self, name):            # 1st the journal (the commit point), 2nd a bank file
+        return getattr(os, name)
+
+n = 0
+def replace(a, b):
+    global n
+    n += 1
+    if n == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.replace(a, b)
+
+bank.os = Os()
+bank.os.replace = replace
+bank.N_RANDOM = 40                          # every file changes
+bank.refresh(sys.argv[1].split(","), sys.argv[2].split(","), progress=False, log=lambda *a: None)
+"""
+
+_READER = """
+import sys, time
+from nbx.harness import bank
+from nbx.harness.targets import targets
+while time.time() < float(sys.argv[1]):     # the readers start together
+    pass
+m = bank.load_manifest()
+for t in targets(sys.argv[2].split(","), sys.argv[3].split(",")):
+    bank.load(t, manifest=m)
+print("read", len(m["files"]))
+"""
+
+
+def test_refresh_killed_after_its_commit_point_then_three_readers_at_once(bank_copy, monkeypatch):
+    env = {**os.environ, "NBX_BANK": str(bank_copy), "PYTHONPATH": str(REPO)}
+    ops, dts = ",".join(OPS2), ",".join(DTYPES2)
+    p = subprocess.run([sys.executable, "-c", _KILLED_REFRESH, ops, dts], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    assert (bank_copy / bank.JOURNAL).exists()
+    assert [q for q in bank_copy.rglob(".*.tmp-*")], "no temp files left: killed too late"
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
+    assert len(problems) == 1 and "nbx bank finish" in problems[0]
+
+    start = time.time() + 3.0                   # past every reader's imports
+    readers = [subprocess.Popen([sys.executable, "-c", _READER, str(start), ops, dts], cwd=REPO, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(3)]
+    results = [(r.wait(timeout=300), *r.communicate()) for r in readers]
+    for rc, out, err in results:
+        assert rc == 0 and out.startswith("read 6"), f"a reader crashed (rc {rc}): {err[-2000:]}"
+
+    assert not (bank_copy / bank.JOURNAL).exists()
+    left = [q.name for q in bank_copy.rglob("*") if ".tmp-" in q.name or q.name == bank.LOCK]
+    assert not left, left
+    _assert_matches_manifest(bank_copy)
+    bank._MANIFEST.clear()
+    with monkeypatch.context() as mp:
+        mp.setattr(bank, "N_RANDOM", 40)        # the bank is now wholly the killed refresh's
+        assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
