@@ -80,7 +80,15 @@ def scalar_to_numpy(value, dt: D.DType, *, op: str, arg: str):
             raise ValueError(f"nbx.{op}: {arg}={value} does not fit in {dt.name} "
                              f"(allowed {dt.min}..{dt.max})")
         return dt.np.type(int(value))
-    return np.array(float(value), dtype=np.float64).astype(dt.np)   # RNE, overflow to inf
+    try:
+        f = float(value)
+    except OverflowError:
+        # a Python int beyond float64's range (|x| >= 2**1024): ATen refuses it too
+        # ("Overflow when unpacking long"); inf would be a silently different value
+        raise OverflowError(f"nbx.{op}: {arg} is an int of {abs(value).bit_length()} bits, too large "
+                            f"for {dt.name}; allowed: |{arg}| < 2**1024 (it is converted through "
+                            "float64)") from None
+    return np.array(f, dtype=np.float64).astype(dt.np)   # RNE, overflow to inf
 
 
 def _combine(higher, lower):

@@ -48,6 +48,9 @@ class _CachingAllocator:
 
     def malloc(self, nbytes: int) -> int:
         size = self.round(nbytes)
+        if size >= 1 << 63:
+            # past cudaMalloc's size_t (the binding raises a bare OverflowError) and any device
+            raise DeviceOOMError(nbytes, f"cuda:{current_device()}", "more than any device holds")
         blocks = self.free.get(size)
         if blocks:
             self.cached_bytes -= size
@@ -115,6 +118,11 @@ class DeviceStorage:
 
     def memset(self, value: int = 0) -> None:
         _check(cudart.cudaMemset(self.ptr, value, max(self.nbytes, 1)), "cudaMemset")
+
+
+def max_elements() -> int | None:
+    """No element limit on the device: the allocator's out-of-memory error is the limit."""
+    return None
 
 
 def allocate(nbytes: int) -> DeviceStorage:

@@ -6,12 +6,38 @@ and `.cpu()`), `arg.storage_offset()`, `arg.size()`, `arg.stride()`, `arg.new_em
 `.set_(storage, offset, size, stride)` and, after the run, `arg_dev.copy_(arg_hst)`. Our storage
 already is host memory, so `.cpu()` is the storage itself and the copy back is a no-op: the
 kernel reads and writes the numpy buffer in place through `data_ptr()`.
+
+Size limit: the interpreter runs every kernel on the CPU in Python and numpy, at some millions of
+elements per second, so an op refuses (nbx.SizeLimitError, naming the op and the limit) a result
+of more than `max_elements()` elements: NBX_INTERPRETER_MAX_ELEMENTS, default 2**26 (67,108,864;
+more than the harness's largest chunk, 2**24). `nbx.isnan(x.expand(2**31))` would otherwise
+allocate 2 GiB and run for many minutes. Set the variable higher to allow larger results.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from ..errors import DeviceOOMError
+from ..errors import BackendError, DeviceOOMError
+
+MAX_ELEMENTS_ENV = "NBX_INTERPRETER_MAX_ELEMENTS"
+DEFAULT_MAX_ELEMENTS = 1 << 26
+
+
+def max_elements() -> int:
+    """The most elements an op's result may have on this backend (read from the environment on
+    every call, so a process may change it)."""
+    text = os.environ.get(MAX_ELEMENTS_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_ELEMENTS
+    try:
+        n = int(text, 0)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise BackendError(f"{MAX_ELEMENTS_ENV}={text!r} is not a number of elements >= 0")
+    return n
 
 
 class HostStorage:
@@ -22,7 +48,8 @@ class HostStorage:
         try:
             # 16 spare bytes so an allocation of 0 still has an address and reads of a scalar are safe
             self.buf = np.empty(max(int(nbytes), 1) + 16, dtype=np.uint8)
-        except MemoryError:
+        except (MemoryError, ValueError):
+            # numpy raises ValueError ("Maximum allowed dimension exceeded") past its size type
             raise DeviceOOMError(nbytes, "host (interpreter)") from None
         self.nbytes = int(nbytes)
 

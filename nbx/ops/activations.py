@@ -12,6 +12,8 @@ caller passed, so `negative_slope * x` is the product of the two exact values ro
 oracle's definition), and softplus's branch `x*beta > threshold` is decided on the exact product
 for float32 inputs.
 """
+import math
+
 import triton
 import triton.language as tl
 
@@ -228,7 +230,20 @@ def _threshold_params(params, t):
     if t.common.is_float:
         return [(thr, D.float64), (value, t.common)]
     # integers: x <= t  <=>  x <= floor(t), compared in int64 (exact for every integer dtype)
-    thr_int = max(D.int64.min, min(D.int64.max, int(thr // 1)))
+    if isinstance(thr, float) and math.isnan(thr):
+        # ATen refuses a NaN threshold for integers (it does not convert); comparing would
+        # replace nothing, but floor(NaN) has no integer value to send
+        raise ValueError(f"nbx.threshold: threshold=nan cannot be compared with {t.common.name} input; "
+                         "allowed: a number that is not NaN (inf and -inf included)")
+    if isinstance(thr, float) and math.isinf(thr):
+        floor = D.int64.max if thr > 0 else D.int64.min - 1
+    else:
+        floor = math.floor(thr)
+    if floor < D.int64.min and t.common is D.int64:
+        # no int64 sits below every int64: x <= int64.min would still replace int64.min
+        raise ValueError(f"nbx.threshold: threshold={thr!r} is below every int64 value; allowed for "
+                         f"int64 input: threshold >= {D.int64.min}")
+    thr_int = max(D.int64.min, min(D.int64.max, floor))
     return [(thr_int, D.int64), (value, t.common)]
 
 
@@ -258,7 +273,8 @@ def _halves(name, x, dim):
     d = dim % x.ndim
     n = x.shape[d]
     if n % 2:
-        raise ValueError(f"nbx.{name}: the split dim {dim} has odd size {n}; it must be even")
+        raise ValueError(f"nbx.{name}: argument 'input' has odd size {n} in the split dim {dim} (shape "
+                         f"{x.shape}); it must be even")
     return x.narrow(d, 0, n // 2), x.narrow(d, n // 2, n // 2)
 
 

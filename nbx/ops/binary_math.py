@@ -200,11 +200,13 @@ def _pow_compose(spec, operands, params, out):
     base, exponent = operands
     common = spec.typing(operands, params).common
     if is_scalar(exponent) and isinstance(base, Tensor):
-        n = float(exponent)
-        if n.is_integer() and not common.is_float and n < 0:
+        # integral by exact int arithmetic: float() of an int past 2**1024 raises a bare
+        # OverflowError (the launch below refuses that exponent, naming it)
+        integral = isinstance(exponent, int) or exponent.is_integer()
+        if integral and not common.is_float and exponent < 0:
             raise _negative_power_error(common, f"exponent={exponent!r}")
-        if n.is_integer() and int(n) in SMALL_EXPONENT_BODIES:
-            return run(plain_spec(spec, body=SMALL_EXPONENT_BODIES[int(n)]), operands, params, out=out)
+        if integral and int(exponent) in SMALL_EXPONENT_BODIES:
+            return run(plain_spec(spec, body=SMALL_EXPONENT_BODIES[int(exponent)]), operands, params, out=out)
     try:
         return run(plain_spec(spec), operands, params, out=out)
     except ZeroDivisionError:     # the fault flag: a negative integer exponent

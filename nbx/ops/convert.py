@@ -46,7 +46,16 @@ def _same_typing(operands, params):
 
 
 def _to_typing(operands, params):
-    src, dst = operands[0].dtype, D.as_dtype(params["dtype"], op="to")
+    src = operands[0].dtype
+    try:
+        dst = D.as_dtype(params["dtype"], op="nbx.to")
+    except (TypeError, ValueError):
+        # numpy's own ValueError for objects it cannot read as a dtype (a Tensor) names neither
+        # the op nor the argument
+        v = params["dtype"]
+        shown = repr(v) if v is None or isinstance(v, (str, int, float)) else f"<{type(v).__name__}>"
+        raise TypeError(f"nbx.to: dtype={shown} is not a dtype nbx supports; allowed: "
+                        f"{', '.join(D.DTYPES)} (a name, an nbx dtype or a numpy dtype)") from None
     # float64 sources stay float64 so float64 -> bfloat16 rounds once (math.to_bfloat16)
     return Typing(src, dst, (compute_dtype(src),))
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import dtype as D
+from ..errors import DeviceOOMError, SizeLimitError
 from ..kernels import iterate, launch
 from ..kernels.fastpath import FastPath
 from ..promotion import is_scalar, result_type
@@ -181,14 +183,41 @@ def _check_params(spec: OpSpec, params: dict) -> dict:
     for p in spec.params:
         v = params.get(p.name, p.default)
         if p.kind == "choice":
-            if v not in p.choices:
-                raise ValueError(f"nbx.{spec.name}: {p.name}={v!r} is not allowed; choose one of "
+            # by identity or same-type equality: `v in choices` would call a Tensor's __eq__ (an
+            # nbx.eq launch that fails naming nbx.eq), and would take True for 1
+            if not any(v is c or (type(v) is type(c) and v == c) for c in p.choices):
+                shown = repr(v) if v is None or isinstance(v, (str, bool, int, float)) else \
+                    f"<{type(v).__name__}>"
+                raise ValueError(f"nbx.{spec.name}: {p.name}={shown} is not allowed; choose one of "
                                  f"{', '.join(repr(c) for c in p.choices)}")
         elif p.kind == "number":
-            if v is not None and (not is_scalar(v)):
-                raise TypeError(f"nbx.{spec.name}: {p.name} must be a Python number, got {type(v).__name__}")
+            # None only where it is the default (an optional parameter); elsewhere it would reach
+            # the op's arithmetic
+            if not (is_scalar(v) or (v is None and p.default is None)):
+                allowed = "a Python number" + (" or None" if p.default is None else "")
+                raise TypeError(f"nbx.{spec.name}: {p.name} must be {allowed} (bool, int or float), "
+                                f"got {type(v).__name__}")
         out[p.name] = v
     return out
+
+
+def _check_size(spec: OpSpec, shape, dt: D.DType) -> None:
+    """Refuse, before allocating, a result the backend cannot hold or compute in reasonable time:
+    over the backend's element limit (the interpreter's, see backend/interpreter.py), or past
+    2**63 bytes, beyond any memory and beyond numpy's and CUDA's size types."""
+    from .. import backend
+    numel = math.prod(shape)
+    limit = backend.active.max_elements() if hasattr(backend.active, "max_elements") else None
+    if limit is not None and numel > limit:
+        raise SizeLimitError(
+            f"nbx.{spec.name}: the result has {numel} elements (shape {tuple(shape)}, {dt.name}), over "
+            f"the {backend.NAME} backend's limit of {limit} elements; raise the limit with "
+            f"{backend.active.MAX_ELEMENTS_ENV}=N if the run may take that long")
+    nbytes = numel * dt.itemsize
+    if nbytes >= 1 << 63:
+        where = "host (interpreter)" if not backend.IS_CUDA else "cuda"
+        raise DeviceOOMError(nbytes, where, "more than any memory holds", op=spec.name,
+                             what=f"the result of shape {tuple(shape)} ({dt.name})")
 
 
 def check_dtype(spec: OpSpec, typing: Typing, operands):
@@ -266,8 +295,14 @@ def run(spec: OpSpec, operands, params: dict, out=None, *, config: launch.Launch
     fault = spec.fault if (spec.fault is not None and typing.compute[-1].is_int and spec.arity > 1) else None
     if out is not None:
         _check_out(spec, out, shape, typing, [t for t in tensors if t.ndim or t.numel()])
+    _check_size(spec, shape, typing.out)
     # a faulting op writes into a fresh tensor first, so `out` is untouched when it raises
-    target = iterate.make_output(shape, typing.out, tensors) if (out is None or fault is not None) else out
+    try:
+        target = iterate.make_output(shape, typing.out, tensors) if (out is None or fault is not None) else out
+    except DeviceOOMError as e:
+        if e.op:
+            raise
+        raise e.for_op(spec.name, f"the result of shape {tuple(shape)} ({typing.out.name})") from None
     faulted = launch.launch(body, target, tensors, ptensors, compute=typing.compute, op=spec.name, fault=fault,
                             fast=spec.select_fast32(params, typing), config=config)
     if faulted:
