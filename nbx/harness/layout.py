@@ -4,28 +4,63 @@ For an op and dtype, the op on views must equal, BIT FOR BIT (uint views, NaN pa
 the same op on contiguous copies of the same values, and the contiguous result is scored against
 the oracle (measure.score) so the measurement has cases and ulp figures. A "group" is a set of
 operand values (operands may have broadcasting shapes); its reference is the op on contiguous
-full-shape copies; each "layout" of the group lays the same values out as views: stride 0 (expand)
-on each dim, steps of 2 and 3, permutations (negative order) and transposes, narrow with a storage
-offset, a one-element offset (a pointer not 16-byte aligned), 0-dim operands and Python scalars
-(where spec.scalar_operands allows), size-0 dims (shape and dtype only), ranks 1 to 8, a dense
-permuted input (the output keeps its strides, as ATen) and out= aliasing an input (where the result
-dtype is the input's). Fixed cases pin three broadcast reads: a (4,1) operand with a (4,8) one must
-not be read flat past its end, a 0-dim operand must not be read as numel elements, and a bitwise op
-must broadcast ((2,3,1) & (1,4)). Shapes for the random groups are drawn with numpy from the seed
-(hypothesis's mutually_broadcastable_shapes, deterministically); hypothesis itself drives
-tests/test_suites.py. Figures: `layouts` (layouts tried), `wrong` (mismatching elements; a wrong
-shape, dtype or strides, or an exception, counts every element), `cases` and ulp (the scored
-contiguous results); worst entries are Worsts with note "layout <description>".
+full-shape copies (the references of all groups of a target are ONE launch over the copies end to
+end: an element-wise result depends on its own element's operands only; a split op, whose last dim
+is halved, takes one per group); each "layout" of the group lays the same values out as views.
+Fixed cases pin three broadcast reads: a (4,1) operand with a (4,8) one must not be read flat past
+its end, a 0-dim operand must not be read as numel elements, and a bitwise op must broadcast
+((2,3,1) & (1,4)). Shapes for the random groups are drawn with numpy from the seed (hypothesis's
+mutually_broadcastable_shapes, deterministically); hypothesis itself drives tests/test_suites.py.
+Figures: `layouts` (layouts tried), `wrong` (mismatching elements; a wrong shape, dtype or
+strides, or an exception, counts every element), `cases` and ulp (the scored contiguous results);
+worst entries are Worsts with note "layout <description>".
 
-Sizes per profile (cases.PROFILE_SIZES; the interpreter costs ~15 ms a launch):
-- ci: the full layout set (~17-20 launches, shapes of <= 120 elements) for float32, ONE integer
-  dtype (chosen per op from its name, so every integer dtype is covered by some op) and bool, where
-  the op supports them; every other dtype gets the pinned broadcast cases and one composite strided
-  view (~5 launches). Rank 8 for the ops whose Verify.ci_rank8 gives a reason (a sample that holds
-  every arity, a faulting, a split, a compose, a cast and a bool-result op); random groups of rank
-  1..5.
-- nightly: the full set for every dtype, plus random groups for every rank 1..8 (rank 8 for every
-  op), about 3x the ci launches.
+The layouts are chosen to take every distinct code path of the launcher (launch.py, iterate.plan)
+once per op and dtype, not many alike. PATHS names each path (launch_paths / call_paths classify a
+launch or a call; "@i": at each input position i of the launch) and the layout that takes it;
+tests/test_layout_paths.py records the plans of the full set for a sample of ops and fails when a
+path of required_paths is no longer taken. Path -> layout (group: layout):
+
+  flat contiguous         every group's contiguous reference; views: dense permuted operands
+  flat broadcast          0-dim: the pin (a 0-dim operand with (4,8) ones; unary: 0-dim expanded)
+  flat strided            views: "flat, strided inner dim" (steps of 2 and 3 on the inner dim)
+  2-D tiles               views: "2-D tiles, unit inner stride"; broadcast: the (4,1)/(4,8) pin
+  2-D transposed          views: "2-D tiles, transposed" (permute (2,0,1)+narrow: inner stride 25);
+                          broadcast: explicit expand, full operands transposed+stepped
+  NDIM 8                  views: "NDIM 8, unit inner stride" (permute (1,0,2)+step); the random
+                          groups of rank >= 3
+  NDIM 8 transposed       views: "NDIM 8, transposed" (permute (2,1,0)+step); out= aliasing
+  stride 0 inner @i       broadcast: the (4,1)/(4,8) pin (@0), "(1,8) with (4,1)" (@1), the
+                          (2,3,1)&(1,4) pin's (3,1) (@2); unary: the (4,1)->(4,8) pin
+  stride 0 outer @i       broadcast: "(1,8) with (4,1)" (@0), the (2,3,1)&(1,4) pin (@1, @2);
+                          unary: expand (1,6)->(5,6)
+  strided inner @i        views: the flat-strided and transposed layouts (rows rotated over the
+                          operand positions, so every position gets each row)
+  storage offset @i       views: narrow, select (an offset view [k]) and offset1 rows, rotated
+  unaligned @i            views: offset1 rows (one element in: not 16-byte aligned), rotated;
+                          broadcast: explicit expand+offset1
+  0-dim operand @i        0-dim: the pin at the last scalar position, a 0-dim operand (or a
+                          Python scalar) at every other position (not for a unary op)
+  Python scalar @i        0-dim: a Python scalar at every position of OpSpec.scalar_operands
+  0-dim result            0-dim: all operands 0-dim (unary: 0-dim in, 0-dim out)
+  out= aliasing           views: out= a transposed view of the first operand of the tested dtype
+  dense permuted output   views: dense permuted operands (permute (1,2,0): the output keeps it)
+  size-0 dims             size-0: (0,4) and (2,0,...) shapes, contiguous and as views (no launch)
+  64-bit offsets          GPU only, nightly: numel > 2^31 and a span > 2^31 (_big_offsets) for
+                          the dtype of Verify.big
+  (plus, not a launcher path: random mutually broadcastable groups with random views, for the
+  view machinery of tensor.py.) The dtype decides the kernel's loads and body (float vs int vs
+  bool, 16-bit loads, float32 fast paths: launch._flat), so the set runs per dtype.
+
+Sizes per profile (cases.PROFILE_SIZES, RANDOM_LAYOUTS; the interpreter costs ~15 ms a launch):
+- ci: the full set (~15-20 launches, shapes of <= 120 elements) for float32, ONE integer dtype
+  (chosen per op from its name, so every integer dtype is covered by some op) and bool, where the
+  op supports them; every other dtype gets the pinned broadcast case, one composite strided view
+  and the reference (~4 launches). Rank 8 for the ops whose Verify.ci_rank8 gives a reason (a
+  sample that holds every arity, a faulting, a split, a compose, a cast and a bool-result op);
+  one random group of rank 1..5.
+- nightly: the full set for every dtype, plus one random group of rank 1..8 (and rank 8 where
+  Verify.ci_rank8 asks), a random view each: ~14-20 launches a target (before: ~41).
 Scored elements per target: 2048 (ci) / 8192 (nightly), 64 / 256 for float64 results (mpmath).
 """
 from __future__ import annotations
@@ -209,6 +244,93 @@ def random_transforms(rng, shape, full) -> list:
     return tr
 
 
+
+# ====================================================================== the launcher's code paths
+# The distinct code paths a layout can take, each with the layout that takes it (the module
+# docstring's table; "@i": at every input position of the launch).
+PATHS = {
+    "flat contiguous": "every group's contiguous reference; dense permuted operands",
+    "flat broadcast": "the 0-dim pin: a 0-dim operand with (4,8) ones (unary: 0-dim expanded to (4,8))",
+    "flat strided": "views: steps of 2 and 3 on the inner dim",
+    "2-D tiles": "views: narrow / step on an outer dim; the (4,1) with (4,8) pin",
+    "2-D transposed": "views: permute (2,0,1)+narrow (inner stride 25)",
+    "NDIM 8": "views: permute (1,0,2)+step; random groups of rank >= 3",
+    "NDIM 8 transposed": "views: permute (2,1,0)+step",
+    "stride 0 inner @i": "the (4,1) with (4,8) pin, (1,8) with (4,1), the (2,3,1) & (1,4) pin",
+    "stride 0 outer @i": "(1,8) with (4,1), the (2,3,1) & (1,4) pin (unary: expand (1,6)->(5,6))",
+    "strided inner @i": "views: the strided-inner and transposed rows, rotated over the positions",
+    "storage offset @i": "views: narrow, select and offset1 rows, rotated over the positions",
+    "unaligned @i": "views: offset1 rows, rotated over the positions",
+    "0-dim operand @i": "a 0-dim operand (the pin) or a Python scalar at each position (n > 1)",
+    "Python scalar @i": "a Python scalar at each position of OpSpec.scalar_operands",
+    "0-dim result": "all operands 0-dim",
+    "out= aliasing": "out= a transposed view of the first operand of the tested dtype",
+    "dense permuted output": "dense permuted operands (permute (1,2,0))",
+    "size-0 dims": "(0,4) and (2,0,...) shapes, contiguous and as views (no launch)",
+    "64-bit offsets": "GPU only, nightly: numel > 2^31 and a span > 2^31 (_big_offsets)",
+}
+
+
+def launch_paths(out: Tensor, inputs, plan) -> set[str]:
+    """The distinct code paths of one launch (launch.launch's `iterate.plan(out, inputs)`), as PATHS
+    names them: the kernel's shape (launch._ndim_class, launch._tile_shape, launch._flat), then per
+    input position i what its strides and pointer take, then the output's layout."""
+    cols = [st[0] for st in plan.strides]
+    strided = any(c not in (0, 1) for c in cols)
+    if not plan.outer:
+        kind = "flat strided" if strided else ("flat broadcast" if 0 in cols[1:] else "flat contiguous")
+    elif len(plan.outer) == 1:
+        kind = "2-D transposed" if strided else "2-D tiles"
+    else:
+        kind = "NDIM 8 transposed" if strided else "NDIM 8"
+    out_paths = {kind}
+    for i, x in enumerate(inputs):
+        st = plan.strides[i + 1]
+        if x.ndim == 0 and out.ndim:
+            out_paths.add(f"0-dim operand @{i}")
+        if st[0] == 0 and plan.C > 1:
+            out_paths.add(f"stride 0 inner @{i}")
+        if 0 in st[1:]:
+            out_paths.add(f"stride 0 outer @{i}")
+        if st[0] not in (0, 1):
+            out_paths.add(f"strided inner @{i}")
+        if x.storage_offset():
+            out_paths.add(f"storage offset @{i}")
+        if (x.storage_offset() * x.dtype.itemsize) % 16:
+            out_paths.add(f"unaligned @{i}")
+    if out.ndim == 0:
+        out_paths.add("0-dim result")
+    if any(x._storage is out._storage for x in inputs):
+        out_paths.add("out= aliasing")
+    elif not out.is_contiguous() and out.is_non_overlapping_and_dense():
+        out_paths.add("dense permuted output")
+    if plan.index64:
+        out_paths.add("64-bit offsets")
+    return out_paths
+
+
+def call_paths(t: Target, operands, result_shape) -> set[str]:
+    """The paths of one call that the launcher does not see: Python scalars (0-dim tensors by then)
+    and size-0 results (no launch)."""
+    out = {f"Python scalar @{i}" for i, x in enumerate(operands) if not isinstance(x, Tensor)}
+    if 0 in tuple(result_shape):
+        out.add("size-0 dims")
+    return out
+
+
+def required_paths(n_inputs: int, scalars=(), big: bool = False) -> set[str]:
+    """The paths (PATHS) a full layout set exercises for an op whose launches take n_inputs inputs
+    and whose operands at `scalars` may be Python scalars; big: the GPU's 64-bit offsets."""
+    out = {p for p in PATHS if "@" not in p and p != "64-bit offsets"}
+    for p in PATHS:
+        base = p[:-3]
+        if p.endswith(" @i") and base != "Python scalar" and (n_inputs > 1 or base != "0-dim operand"):
+            out |= {f"{base} @{i}" for i in range(n_inputs)}
+    out |= {f"Python scalar @{i}" for i in scalars}
+    if big:
+        out.add("64-bit offsets")
+    return out
+
 # ====================================================================== the layout suite
 @dataclass
 class Layout:
@@ -227,6 +349,7 @@ class LayoutRun:
     split: bool
     ref_dtype: D.DType | None = None
     scored: list = field(default_factory=list)      # (operand arrays for the oracle, contiguous result)
+    pending: list = field(default_factory=list)     # groups drawn, not yet run (flush)
 
     # ------------------------------------------------------------------ figures
     def mismatch(self, count: int, desc: str, detail: str, inputs=(), got="", expected="") -> None:
@@ -241,7 +364,15 @@ class LayoutRun:
     # ------------------------------------------------------------------ one group of values
     def group(self, shapes, layouts, label: str, full=None) -> None:
         """One set of operand values (of `shapes`, broadcasting to `full`), its contiguous reference and
-        its layouts."""
+        its layouts, run now."""
+        self.add_group(shapes, layouts, label, full)
+        self.flush()
+
+    def add_group(self, shapes, layouts, label: str, full=None) -> None:
+        """group(), the values drawn now, the reference and the layouts run at flush(), where the
+        references of every group added are ONE launch over the groups' contiguous copies end to end
+        (an element-wise result depends on its element's operands only); a split op (its last dim
+        halved) takes one reference launch per group."""
         t = self.t
         expands = [tr[0][1] for lay in layouts for tr in lay.per_operand
                    if tr != SCALAR and tr and tr[0][0] == "expand"]
@@ -249,28 +380,45 @@ class LayoutRun:
         vals = [_values(t, i, s, self.rng) for i, s in enumerate(shapes)]
         ref_full = full if full else (1,)
         dense = [np.ascontiguousarray(np.broadcast_to(v, ref_full)) for v in vals]
+        self.pending.append((vals, full, dense, layouts, label))
+        if self.split:
+            self.flush()
+
+    def flush(self) -> None:
+        """The pending groups' reference (one launch), then their layouts."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
         try:
-            ref = call(t, [from_numpy(x) for x in dense])
-            ref_np = ref.numpy()
+            if self.split:                              # one group: its own reference
+                ref = call(self.t, [from_numpy(x) for x in pending[0][2]])
+                parts = [ref.numpy()]
+            else:
+                pool = [np.concatenate([g[2][i].reshape(-1) for g in pending]) for i in range(len(pending[0][2]))]
+                ref = call(self.t, [from_numpy(x) for x in pool])
+                parts = np.split(ref.numpy(), np.cumsum([g[2][0].size for g in pending])[:-1])
+            ref_dtype = ref.dtype
         except Exception as e:  # noqa: BLE001 (the gate reads it)
-            for lay in layouts:
-                self.acc.layouts += 1
-                self.mismatch(max(1, math.prod(ref_full)), f"{label} {lay.desc}",
-                              f"the contiguous reference raised {type(e).__name__}: {e}")
+            for vals, full, dense, layouts, label in pending:
+                for lay in layouts:
+                    self.acc.layouts += 1
+                    self.mismatch(max(1, dense[0].size), f"{label} {lay.desc}",
+                                  f"the contiguous reference raised {type(e).__name__}: {e}")
             return
         if self.ref_dtype is None:
-            self.ref_dtype = ref.dtype
-        self._keep_for_scoring(dense, ref_np)
-        want_shape = self.result_shape(full)
-        ref_bits = flat_bits(ref_np)
-        flat_inputs = [x.reshape(-1) for x in dense]
-        for lay in layouts:
-            self.one_layout(vals, full, lay, label, ref, ref_bits, want_shape, flat_inputs)
+            self.ref_dtype = ref_dtype
+        for (vals, full, dense, layouts, label), ref_np in zip(pending, parts):
+            self._keep_for_scoring(dense, ref_np)
+            want_shape = self.result_shape(full)
+            ref_bits = flat_bits(ref_np)
+            flat_inputs = [x.reshape(-1) for x in dense]
+            for lay in layouts:
+                self.one_layout(vals, full, lay, label, ref_dtype, ref_bits, want_shape, flat_inputs)
 
     def _garbage(self, i):
         return lambda shape: _values(self.t, i, shape, self.rng)
 
-    def one_layout(self, vals, full, lay: Layout, label, ref, ref_bits, want_shape, flat_inputs) -> None:
+    def one_layout(self, vals, full, lay: Layout, label, ref_dtype, ref_bits, want_shape, flat_inputs) -> None:
         t = self.t
         self.acc.layouts += 1
         desc = f"{label} {lay.desc}: " + ", ".join(
@@ -284,7 +432,7 @@ class LayoutRun:
             out = None
             if lay.alias is not None:
                 out = ops[lay.alias]
-                if not isinstance(out, Tensor) or out.shape != tuple(want_shape) or out.dtype is not ref.dtype:
+                if not isinstance(out, Tensor) or out.shape != tuple(want_shape) or out.dtype is not ref_dtype:
                     self.acc.layouts -= 1                       # does not apply to this op / dtype
                     return
             res = call(t, ops, out=out)
@@ -299,9 +447,9 @@ class LayoutRun:
         if not isinstance(res, Tensor):
             self.mismatch(numel, desc, f"returned {type(res).__name__}, not a Tensor")
             return
-        if res.shape != tuple(want_shape) or res.dtype is not ref.dtype:
+        if res.shape != tuple(want_shape) or res.dtype is not ref_dtype:
             self.mismatch(numel, desc, f"result shape {res.shape} dtype {res.dtype.name}, expected "
-                                       f"{tuple(want_shape)} {ref.dtype.name}")
+                                       f"{tuple(want_shape)} {ref_dtype.name}")
             return
         if lay.dense_out and isinstance(ops[0], Tensor) and res.stride() != ops[0].stride():
             self.mismatch(numel, desc, f"output strides {res.stride()} do not keep the dense input's layout "
@@ -369,31 +517,62 @@ def _full_set_dtypes(op: str) -> set:
     return out
 
 
-def _layouts_main(n: int, alias_at: int | None, dense_ok: bool = True) -> list[Layout]:
-    """The fixed view layouts of a group whose operands all have the full shape (rank nd = 3)."""
-    steps = [[("step", 2, 2)], [("step", 0, 3)], [("step", 1, 2)]]
-    perms = [[("perm", (2, 1, 0))], [("perm", (1, 0, 2))], [("perm", (2, 0, 1)), ("offset1",)]]
-    combo = [[("perm", (0, 2, 1)), ("step", 2, 2), ("offset1",)], [("narrow", 1, 1)],
-             [("select", 1), ("step", 1, 3), ("narrow", 0, 2)]]
-    combo2 = [[("offset1",)], [("perm", (1, 0, 2)), ("narrow", 2, 1), ("step", 0, 2), ("offset1",)],
-              [("narrow", 0, 2), ("offset1",)]]
-    rot = lambda rows, s: [rows[(i + s) % 3] for i in range(n)]  # noqa: E731
-    out = [Layout("steps of 2 and 3", rot(steps, 0)),
-           Layout("permutations and transposes", rot(perms, 0)),
-           Layout("composite views (permute+step+unaligned, narrow, offset+step+narrow)",
-                  rot(combo, 0) if n > 1 else combo[:1]),
-           Layout("storage offsets (unaligned, narrow), permute+narrow+step", rot(combo2, 0) if n > 1 else combo2[1:2]),
-           Layout("dense permuted operands (output keeps their layout)", [[("perm", (1, 2, 0))]] * n,
-                  dense_out=dense_ok)]
+def _rot(rows, n: int, s: int) -> list:
+    """Operands 0..n-1 take rows s, s+1, ... (mod 3): each operand position meets every row; a unary
+    op takes row 0."""
+    return [list(rows[(i + s) % 3 if n > 1 else 0]) for i in range(n)]
+
+
+# The kernel shapes of a group of full-shape (3,5,6) operands: one layout each, its three rows (one
+# per operand position, rotated per layout) all of that shape after iterate.plan's coalescing.
+VIEW_ROWS = (
+    ("flat, strided inner dim (steps of 2 and 3)",
+     ([("step", 2, 2)], [("step", 2, 3), ("offset1",)], [("step", 2, 2), ("select", 1)])),
+    ("2-D tiles, unit inner stride (narrow / step on an outer dim)",
+     ([("narrow", 1, 1)], [("narrow", 1, 2), ("offset1",)], [("step", 0, 2)])),
+    ("2-D tiles, transposed (inner stride 25)",
+     ([("perm", (2, 0, 1)), ("narrow", 1, 2)], [("perm", (2, 0, 1)), ("narrow", 1, 1), ("offset1",)],
+      [("step", 2, 3), ("select", 1)])),
+    ("NDIM 8, unit inner stride (permute (1,0,2)+step)",
+     ([("perm", (1, 0, 2)), ("step", 0, 2)], [("perm", (1, 0, 2)), ("step", 0, 3), ("offset1",)],
+      [("step", 1, 2), ("narrow", 0, 1)])),
+    ("NDIM 8, transposed (permute (2,1,0)+step)",
+     ([("perm", (2, 1, 0)), ("step", 1, 2)], [("perm", (0, 2, 1)), ("step", 2, 2), ("offset1",)],
+      [("step", 0, 3), ("perm", (2, 1, 0))])),
+)
+
+
+def _layouts_views(n: int, alias_at: int | None, dense_ok: bool = True) -> list[Layout]:
+    """The view layouts of a group whose operands all have the full shape (3,5,6): one per kernel
+    shape (VIEW_ROWS), the dense permuted operands (the output keeps their layout: a flat launch),
+    out= aliasing a transposed view of input alias_at."""
+    out = [Layout(desc, _rot(rows, n, s)) for s, (desc, rows) in enumerate(VIEW_ROWS)]
+    out.append(Layout("dense permuted operands (output keeps their layout)", [[("perm", (1, 2, 0))]] * n,
+                      dense_out=dense_ok))
     if alias_at is not None:
         out.append(Layout(f"out= aliasing input {alias_at} (a transposed view)",
                           [[("perm", (2, 1, 0))] if i == alias_at else [] for i in range(n)], alias=alias_at))
     return out
 
 
+def _layout_ci_composite(n: int) -> Layout:
+    """The ci profile's one strided layout for the dtypes outside _full_set_dtypes."""
+    combo = [[("perm", (0, 2, 1)), ("step", 2, 2), ("offset1",)], [("narrow", 1, 1)],
+             [("select", 1), ("step", 1, 3), ("narrow", 0, 2)]]
+    return Layout("composite views (permute+step+unaligned, narrow, offset+step+narrow)",
+                  _rot(combo, n, 0) if n > 1 else combo[:1])
+
+
 def _zero_dim_position(t: Target, n: int) -> int:
     sp = scalar_positions(t)
     return sp[-1] if sp else n - 1
+
+
+# Random groups (ranks from cases.PROFILE_SIZES' rand_ranks; its rand_groups / rand_layouts are
+# not read): one group of a rank drawn from the seed, one random view of it, plus a rank-8 group
+# for the ops whose Verify.ci_rank8 gives a reason (nightly: the rank is drawn from 1..8, so across
+# its ~900 targets every rank comes up ~100 times; the paths are the fixed layouts' business).
+RANDOM_LAYOUTS = 1
 
 
 def run_layout(t: Target, profile: str, seed: int, acc) -> None:
@@ -417,63 +596,75 @@ def run_layout(t: Target, profile: str, seed: int, acc) -> None:
         if n > 1:
             lays.append(Layout("broadcast operand expanded (stride 0), others transposed+stepped",
                                [[("expand", (4, 8)), ("offset1",)]] + [[("perm", (1, 0)), ("step", 0, 2)]] * (n - 1)))
-        run.group(shapes, lays, "broadcast")
-        run.group([F] * n, [_layouts_main(n, None)[2]], "views")
+        run.add_group(shapes, lays, "broadcast")
+        run.add_group([F] * n, [_layout_ci_composite(n)], "views")
+        run.flush()
         run.score_all(sizes["score"], sizes["score64"])
         return
 
-    # A: every operand of the full shape, many views of the same values
-    run.group([F] * n, _layouts_main(n, None if split else alias_at, not split), "views")
-    # B1: the pinned broadcast read: (4,1) with (4,8) (a unary op sees the stride-0 expand)
+    # A: every operand of the full shape: one layout per kernel shape, dense permuted, out= aliasing
+    run.add_group([F] * n, _layouts_views(n, None if split else alias_at, not split), "views")
+    # B1: the pinned broadcast read: (4,1) with (4,8) (a unary op sees the stride-0 expand); stride 0
+    # on the inner and on an outer dim at every operand position
     if n == 1:
-        run.group([(4, 1)], [Layout("pin: stride 0 on dim 1 (expand (4,1)->(4,8))", [[("expand", (4, 8))]])],
+        run.add_group([(4, 1)], [Layout("pin: stride 0 on dim 1 (expand (4,1)->(4,8))", [[("expand", (4, 8))]])],
                   "broadcast")
-        run.group([(1, 6)], [Layout("stride 0 on dim 0 (expand (1,6)->(5,6)), unaligned",
+        run.add_group([(1, 6)], [Layout("stride 0 on dim 0 (expand (1,6)->(5,6)), unaligned",
                                     [[("expand", (5, 6)), ("offset1",)]])], "broadcast")
     else:
         shapes = [(4, 1)] + [(4, 8)] * (n - 2) + [(8,)] if n == 3 else [(4, 1), (4, 8)]
-        run.group(shapes, [Layout("pin: (4,1) with (4,8), broadcast inside the op", [[] for _ in range(n)]),
-                           Layout("explicit stride 0 (expand) on every broadcast dim",
-                                  [[("expand", (4, 8))] for _ in range(n)])], "broadcast")
-    # B2: a 0-dim operand (must not be read as numel elements) and Python scalars
+        run.add_group(shapes, [Layout("pin: (4,1) with (4,8), broadcast inside the op", [[] for _ in range(n)]),
+                           Layout("explicit stride 0 (expand)+unaligned / stepped, full operands transposed+stepped",
+                                  [[("expand", (4, 8)), ("offset1",)]] +
+                                  [[("perm", (1, 0)), ("step", 0, 2)] if s == (4, 8) else
+                                   [("expand", (4, 8)), ("step", 0, 2)] for s in shapes[1:]])],
+                  "broadcast")
+        run.add_group([(1, 8), (4, 1), (4, 8)][:n], [Layout("stride 0 on dim 0 of operand 0, on dim 1 of operand 1",
+                                                        [[] for _ in range(n)])], "broadcast")
+    # B2: a 0-dim operand (must not be read as numel elements) and Python scalars, at every position
     if split:
-        run.group([()], [Layout("0-dim expanded to (4,8): stride 0 on every dim", [[("expand", (4, 8))]])], "0-dim")
+        run.add_group([()], [Layout("0-dim expanded to (4,8): stride 0 on every dim", [[("expand", (4, 8))]])], "0-dim")
     elif n == 1:
-        run.group([()], [Layout("0-dim expanded to (4,8): stride 0 on every dim", [[("expand", (4, 8))]])], "0-dim")
-        run.group([()], [Layout("0-dim in, 0-dim out (storage offset)", [[("select", 2)]])], "0-dim")
+        run.add_group([()], [Layout("0-dim expanded to (4,8): stride 0 on every dim", [[("expand", (4, 8))]])], "0-dim")
+        run.add_group([()], [Layout("0-dim in, 0-dim out (storage offset)", [[("select", 2)]])], "0-dim")
     else:
         p = _zero_dim_position(t, n)
-        shapes = [(4, 8) if i != p else () for i in range(n)]
-        lays = [Layout("pin: 0-dim operand read as numel elements?", [[] for _ in range(n)])]
-        if p in sp:
-            lays.append(Layout("Python scalar operand", [SCALAR if i == p else [("perm", (1, 0))] for i in range(n)]))
-        else:
-            lays.append(Layout("0-dim view with a storage offset", [[("select", 1)] if i == p else []
-                                                                    for i in range(n)]))
-        run.group(shapes, lays, "0-dim")
-        run.group([()] * n, [Layout("all operands 0-dim: a 0-dim result", [[("select", 1)]] + [[]] * (n - 1))],
+        for q in [p] + [i for i in range(n) if i != p]:
+            shapes = [(4, 8) if i != q else () for i in range(n)]
+            lays = [Layout("pin: 0-dim operand read as numel elements?", [[] for _ in range(n)])] if q == p else []
+            if q in sp:
+                lays.append(Layout(f"Python scalar operand {q}", [SCALAR if i == q else [("perm", (1, 0))]
+                                                                 for i in range(n)]))
+            elif q == p:
+                lays.append(Layout("0-dim view with a storage offset", [[("select", 1)] if i == q else []
+                                                                        for i in range(n)]))
+            else:
+                lays.append(Layout(f"0-dim operand {q} (a storage offset), others transposed",
+                                   [[("select", 1)] if i == q else [("perm", (1, 0))] for i in range(n)]))
+            run.add_group(shapes, lays, "0-dim")
+        run.add_group([()] * n, [Layout("all operands 0-dim: a 0-dim result", [[("select", 1)]] + [[]] * (n - 1))],
                   "0-dim")
     # B3: the bitwise-ignores-broadcast pin: (2,3,1) & (1,4)
     if n == 1:
-        run.group([(2, 3, 1)], [Layout("pin: expand (2,3,1)->(2,3,4)", [[("expand", (2, 3, 4))]])], "broadcast")
+        run.add_group([(2, 3, 1)], [Layout("pin: expand (2,3,1)->(2,3,4)", [[("expand", (2, 3, 4))]])], "broadcast")
     else:
         shapes = [(2, 3, 1), (1, 4)] + [(3, 1)] * (n - 2)
-        run.group(shapes, [Layout("pin: (2,3,1) with (1,4) must broadcast", [[] for _ in range(n)])], "broadcast")
-    # E: size-0 dims
+        run.add_group(shapes, [Layout("pin: (2,3,1) with (1,4) must broadcast", [[] for _ in range(n)])], "broadcast")
+    # R: random mutually broadcastable shapes (numpy-drawn from the seed), random views
+    lo, hi = sizes["rand_ranks"]
+    ranks = [int(rng.integers(lo, hi + 1))]
+    if 8 not in ranks and t.verify.ci_rank8:
+        ranks.append(8)
+    for r in ranks:
+        _random_group(run, r, RANDOM_LAYOUTS, sp)
+    run.flush()
+    # E: size-0 dims (no launch; after the reference, whose dtype they must have)
     if n == 1:
         run.shape_only([(0, 4)], "size-0")
         run.shape_only([(2, 0, 6)], "size-0")
     else:
         run.shape_only([(0, 4)] + [(1, 4)] * (n - 1), "size-0")
         run.shape_only([(2, 0, 1)] + [(1, 4)] * (n - 1), "size-0")
-    # R: random mutually broadcastable shapes (numpy-drawn from the seed), random views
-    lo, hi = sizes["rand_ranks"]
-    ranks = list(range(lo, hi + 1)) if sizes["rand_groups"] > 1 else [int(rng.integers(lo, hi + 1))]
-    for r in ranks:
-        _random_group(run, r, sizes["rand_layouts"], sp)
-    # rank 8
-    if hi < 8 and t.verify.ci_rank8:
-        _random_group(run, 8, 1, sp)
     run.score_all(sizes["score"], sizes["score64"])
     big = t.verify.big
     if big is not None and t.dtype is big.dtype and profile != "ci" and IS_CUDA:
@@ -515,4 +706,4 @@ def _random_group(run: LayoutRun, rank: int, n_layouts: int, sp) -> None:
             else:
                 per.append(random_transforms(rng, s, full))
         lays.append(Layout(f"random views #{k}", per))
-    run.group(shapes, lays, f"rank {rank} {shapes}")
+    run.add_group(shapes, lays, f"rank {rank} {shapes}")
