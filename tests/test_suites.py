@@ -191,3 +191,9 @@ def test_integer_zero_division_that_does_not_raise_is_wrong(monkeypatch):
     ms = measure("remainder", D.int32, "intdiv")
     assert ms.wrong > 0
     assert any("ZeroDivisionError" in w.note for w in ms.worst)
+
+
+def test_suite_times_line():
+    from types import SimpleNamespace as M
+    ms = [M(suite="layout", wall_s=2.0), M(suite="bank", wall_s=0.5), M(suite="layout", wall_s=1.25)]
+    assert runner.suite_times(ms) == "time per suite: layout 3.2 s (2 jobs), bank 0.5 s (1 jobs); total 3.8 s"

@@ -157,7 +157,21 @@ def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), 
     except KeyboardInterrupt:       # SIGINT, or SIGTERM from a time limit (cli): keep what was measured
         print(f"nbx run: interrupted after {len(out)} of {len(mine)} jobs", file=sys.stderr)
         INTERRUPTED.append((len(out), len(mine)))
+    if progress and out:
+        tag = f" (shard {i}/{n})" if n > 1 else ""
+        print(f"nbx run{tag}: {suite_times(out)}", file=sys.stderr, flush=True)
     return out
+
+
+def suite_times(measurements) -> str:
+    """Seconds per suite, jobs per suite: "time per suite: layout 120.3 s (935 jobs), ...; total ..."."""
+    secs: dict = {}
+    count: dict = {}
+    for m in measurements:
+        secs[m.suite] = secs.get(m.suite, 0.0) + m.wall_s
+        count[m.suite] = count.get(m.suite, 0) + 1
+    parts = [f"{s} {secs[s]:.1f} s ({count[s]} jobs)" for s in sorted(secs, key=lambda s: -secs[s])]
+    return f"time per suite: {', '.join(parts)}; total {sum(secs.values()):.1f} s"
 
 
 INTERRUPTED: list = []

@@ -379,6 +379,10 @@ def _tables(report: Report, verdict, failures) -> list[str]:
     out = ["## All measurements", "", "One table per suite, by op and dtype; budget: the max ulp "
            "allowed for the op and dtype over every value suite.", ""]
     marks = verdict.by_key() if verdict is not None else failures
+    if ms:
+        out += ["Time per suite (the jobs' wall seconds, summed over shards): " + ", ".join(
+            f"{_cell(s)} {sum(m.wall_s for m in ms if m.suite == s):.0f} s"
+            for s in _suite_order({m.suite for m in ms})) + ".", ""]
     for suite in _suite_order({m.suite for m in ms}):
         rows = sorted((m for m in ms if m.suite == suite), key=Measurement.key)
         out += [f"<details><summary>{_cell(suite)} ({len(rows)})</summary>", ""]
