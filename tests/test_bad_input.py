@@ -61,7 +61,7 @@ def test_out_of_memory_names_the_op(monkeypatch):
     # itself fails, and the error says which op and what it was for, not only "host"
     monkeypatch.setenv("NBX_INTERPRETER_MAX_ELEMENTS", str(2**64))
     e = _raises(DeviceOOMError, lambda: nbx.neg(nbx.tensor([1.0]).expand(2**58)),
-                "nbx.neg", "result", "(288230376151711744,)", "float32", "out of memory on host")
+                "nbx.neg", "result", "(288230376151711744,)", "float32", "out of memory on")
     assert e.nbytes == 2**60
     e = _raises(DeviceOOMError, lambda: nbx.neg(nbx.tensor([1.0]).expand(2**62)), "nbx.neg", "bytes")
 

@@ -34,7 +34,8 @@ KEYS = {(j.target.label, j.target.dtype.name, j.suite) for j in runner.jobs(["ex
 
 
 def nbx_cmd(*args, bank_dir: Path | None, cwd: Path, timeout=300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the interpreter backend: the CUDA backend's driver set-up imports Triton at `import nbx`
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NBX_BACKEND": "interpreter"}
     env.pop("NBX_BANK", None)
     if bank_dir is not None:
         env["NBX_BANK"] = str(bank_dir)
@@ -301,7 +302,8 @@ def test_help_and_console_script_equivalence(work):
     # the console script `nbx` is nbx.cli:main; calling it directly gives the same program
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["nbx"] == "nbx.cli:main"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the interpreter backend: the CUDA backend's driver set-up imports Triton at `import nbx`
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NBX_BACKEND": "interpreter"}
     q = subprocess.run([sys.executable, "-c", "import sys; from nbx.cli import main; sys.argv[0] = 'nbx'; "
                         "sys.exit(main())", "--help"], cwd=work, env=env, capture_output=True, text=True,
                        timeout=120)
@@ -321,7 +323,8 @@ def test_a_run_stopped_by_sigterm_still_writes_its_report(tmp_path):
     """A time limit (timeout, a scheduler) sends SIGTERM: the measurements done so far are kept."""
     import signal
     import time
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the interpreter backend: the CUDA backend's driver set-up imports Triton at `import nbx`
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NBX_BACKEND": "interpreter"}
     out = tmp_path / "partial"
     p = subprocess.Popen([sys.executable, "-m", "nbx", "run", "--profile", "nightly", "--out", str(out),
                           "--quiet"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -433,7 +436,8 @@ def test_the_parser_imports_no_triton():
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('triton', 'mpmath', 'oracles')\n"
             "               or m.startswith(('nbx.kernels', 'nbx.ops', 'nbx.harness', 'nbx.tensor', 'nbx.dtype')))\n"
             "print(heavy)\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the interpreter backend: the CUDA backend's driver set-up imports Triton at `import nbx`
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NBX_BACKEND": "interpreter"}
     p = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 0, p.stderr
@@ -441,7 +445,8 @@ def test_the_parser_imports_no_triton():
 
 
 def test_public_names_load_the_library_on_first_use():
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the interpreter backend: the CUDA backend's driver set-up imports Triton at `import nbx`
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NBX_BACKEND": "interpreter"}
     code = ("import sys, nbx\n"
             "assert 'triton' not in sys.modules\n"
             "x = nbx.tensor([1.0, 2.0])\n"

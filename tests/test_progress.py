@@ -41,7 +41,8 @@ def test_lines_off_a_terminal_start_every_interval_and_at_the_end():
     assert lines[-1] == "nbx run ci: 100/100 jobs (100%), 1.00 jobs/s, done in 1m40s"
 
 
-def test_a_bar_on_a_terminal_with_rate_and_eta():
+def test_a_bar_on_a_terminal_with_rate_and_eta(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")              # the bar is cut to the terminal's width
     out, clock = Tty(), Clock()
     p = Progress(4, "nbx run ci", out, clock=clock)
     clock.t = 0.5
