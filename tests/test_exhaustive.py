@@ -49,7 +49,8 @@ def test_device_sweep_matches_the_host(op, params, dtype):
         assert any("NOT" not in w.note and w.expected != w.got for w in dev.worst)
 
 
-@pytest.mark.parametrize("op, params, dtype", [("add", {}, "bfloat16"), ("div", {}, "float16"), ("atan2", {}, "float16"),
+@pytest.mark.parametrize("op, params, dtype", [("add", {}, "bfloat16"), ("add", {}, "float16"), ("div", {}, "float16"),
+                                               ("atan2", {}, "float16"),
                                                ("fmax", {}, "bfloat16"), ("sub", {"alpha": 3}, "float16")])
 def test_device_pairs_match_the_host(op, params, dtype):
     # 2^16 consecutive pair indices from 0x3c00_0000: a = 1.0 (float16) or 2^-7 (bfloat16), every b
@@ -69,6 +70,8 @@ def test_device_pairs_match_the_host(op, params, dtype):
     assert (dev.not_correctly_rounded, dev.special_mismatches) == (host.not_correctly_rounded, host.special_mismatches)
     assert math.isclose(dev.max_ulp, host.max_ulp, rel_tol=1e-6, abs_tol=1e-9)
     assert dev.hist["counts"] == host.hist["counts"]
+    if op == "add" and dtype == "float16":
+        assert dev.undecided == 0                          # float16 sums are exact: their ties decided
 
 
 def test_sigmoid_misrounds_near_minus_6e_minus_6():

@@ -64,7 +64,7 @@ def round_to(v, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr):
 
 
 @triton.jit
-def _score_tile(v, got, valid, base, stats, fstats, hist, index, n_index, cap,
+def _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index, cap,
                 E: tl.constexpr, EXACT: tl.constexpr, P: tl.constexpr,
                 EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
@@ -72,9 +72,10 @@ def _score_tile(v, got, valid, base, stats, fstats, hist, index, n_index, cap,
     if EXACT:
         decided = valid
     else:
+        # exact: elements whose value the oracle knows to be exact (its EXACT_AT); a tie there is a tie
         w = tl.abs(v) * E
         decided = valid & ((round_to(v - w, P, EMIN, EMAX) == round_to(v + w, P, EMIN, EMAX)) |
-                           (v != v) | (tl.abs(v) == float("inf")))
+                           (v != v) | (tl.abs(v) == float("inf")) | exact)
     g_nan = got != got
     v_nan = v != v
     nan_mismatch = g_nan != v_nan
@@ -127,20 +128,23 @@ def _param(p):
 
 @triton.jit
 def score_kernel(a_ptr, b_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n_index, cap,
-                 ORACLE: tl.constexpr, N_IN: tl.constexpr, E: tl.constexpr, EXACT: tl.constexpr,
-                 P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr,
-                 CT: tl.constexpr, BLOCK: tl.constexpr):
+                 ORACLE: tl.constexpr, EXACT_AT: tl.constexpr, N_IN: tl.constexpr, E: tl.constexpr,
+                 EXACT: tl.constexpr, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr,
+                 ZERO_SIGN: tl.constexpr, CT: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
     base = pid * BLOCK + tl.arange(0, BLOCK)
     valid = base < n
     a = load_as(tl.load(a_ptr + base, mask=valid, other=0), CT).to(tl.float64)
     got = load_as(tl.load(got_ptr + base, mask=valid, other=0), CT).to(tl.float64)
+    exact = valid & False
     if N_IN == 1:
         v = ORACLE(a, _param(p0), _param(p1))
     else:
         b = load_as(tl.load(b_ptr + base, mask=valid, other=0), CT).to(tl.float64)
         v = ORACLE(a, b, _param(p0), _param(p1))
-    _score_tile(v, got, valid, base, stats, fstats, hist, index, n_index, cap, E, EXACT, P, EMIN, EMAX,
+        if EXACT_AT is not None:
+            exact = EXACT_AT(a, b, _param(p0), _param(p1))
+    _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index, cap, E, EXACT, P, EMIN, EMAX,
                 ZERO_SIGN, BLOCK)
 
 
@@ -196,7 +200,8 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
     with np.errstate(all="ignore"):
         # the interval's ends are rounded to float64 too: one more float64 ulp of room
         score_kernel[(tiles,)](operands[0], operands[-1], got, n, p0, p1, stats, fstats, hist, index, counter, cap,
-                               ORACLE=oracle.fn, N_IN=len(operands), E=oracle.bound + 2.0 ** -52,
+                               ORACLE=oracle.fn, EXACT_AT=oracle.exact_at, N_IN=len(operands),
+                               E=oracle.bound + 2.0 ** -52,
                                EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
                                CT=D.float32.tl, BLOCK=BLOCK, **launch.kernel_options())
     s = stats.numpy()

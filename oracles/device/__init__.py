@@ -38,18 +38,20 @@ class DeviceOracle:
     params: tuple = ()
     why: str = ""
     arity: int = 1
+    exact_at: Any = None        # binary: @triton.jit (a, b, p0, p1) -> bool, where the value is exact
 
     @property
     def bound(self) -> float:
         return self.k * 2.0 ** -53
 
 
-def device(name: str, fn, k: float, params: tuple = (), why: str = "", arity: int = 1) -> DeviceOracle:
+def device(name: str, fn, k: float, params: tuple = (), why: str = "", arity: int = 1,
+           exact_at=None) -> DeviceOracle:
     if name in DEVICE_ORACLES:
         raise ValueError(f"device oracle {name!r} registered twice")
     if len(params) > 2:
         raise ValueError(f"device oracle {name!r}: at most 2 parameters, got {params}")
-    d = DeviceOracle(name, fn, float(k), tuple(params), why, arity)
+    d = DeviceOracle(name, fn, float(k), tuple(params), why, arity, exact_at)
     DEVICE_ORACLES[name] = d
     return d
 

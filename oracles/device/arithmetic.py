@@ -29,6 +29,34 @@ def _rsub(a, b, alpha, p1):
 
 
 @triton.jit
+def _fma_exact(x, y, z):
+    """Whether fma(x, y, z) is the exact x y + z: the product's error (an fma) and the sum's
+    (TwoSum) are both zero. Sums of float16 values and their small multiples are exact, so their
+    ties are decided, not sent to mpmath."""
+    p = x * y
+    e = libdevice.fma(x, y, -p)
+    s = p + z
+    bb = s - p
+    t = (p - (s - bb)) + (z - bb)
+    return (e == 0) & (t == 0) & (s - s == 0)
+
+
+@triton.jit
+def _add_exact(a, b, alpha, p1):
+    return _fma_exact(alpha, b, a)
+
+
+@triton.jit
+def _sub_exact(a, b, alpha, p1):
+    return _fma_exact(alpha * -1.0, b, a)
+
+
+@triton.jit
+def _rsub_exact(a, b, alpha, p1):
+    return _fma_exact(alpha * -1.0, a, b)
+
+
+@triton.jit
 def _mul(a, b, p0, p1):
     return a * b
 
@@ -53,9 +81,9 @@ def _minimum(a, b, p0, p1):
 
 
 WHY_FMA = "alpha b + a in one fma: one rounding (exact for float16 and alpha = 1)"
-device("add", _add, ROUNDED, ("alpha",), WHY_FMA, arity=2)
-device("sub", _sub, ROUNDED, ("alpha",), WHY_FMA, arity=2)
-device("rsub", _rsub, ROUNDED, ("alpha",), WHY_FMA, arity=2)
+device("add", _add, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_add_exact)
+device("sub", _sub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_sub_exact)
+device("rsub", _rsub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_rsub_exact)
 device("mul", _mul, 0, why="a product of two 24-bit significands is exact in float64", arity=2)
 device("div", _div, ROUNDED, why="IEEE division: one rounding", arity=2)
 device("maximum", _maximum, 0, why="a selection, NaN first, -0 < +0", arity=2)
