@@ -12,6 +12,8 @@ the operators and the methods that run ops (`+`, `==`, `-t`, `.to()`, `.contiguo
 from __future__ import annotations
 
 import math
+import sys
+import types
 from typing import Sequence
 
 import numpy as np
@@ -403,3 +405,16 @@ def tensor(data, dtype=None) -> Tensor:
     elif arr.dtype.kind == "i" and not isinstance(data, np.ndarray):
         arr = arr.astype(np.int64)
     return from_numpy(arr)
+
+
+class _TensorModule(types.ModuleType):
+    """`nbx.tensor` names both this module and the factory `tensor` above: importing the module
+    binds its name on the package, and until nbx binds its public names (on first use of one) the
+    package attribute is this module. Calling it calls the factory, so `nbx.tensor([...])` works in
+    any import order."""
+
+    def __call__(self, *args, **kwargs):
+        return tensor(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _TensorModule

@@ -321,6 +321,8 @@ def test_ops_install_the_tensor_operators():
     "import nbx.harness.runner",
     "import nbx.dtype; import nbx; assert nbx.tensor([1.0]).numpy()[0] == 1.0",
     "import nbx.kernels.launch; import nbx; nbx.exp",
+    "import nbx.tensor; import nbx; assert nbx.tensor([2.0]).numpy()[0] == 2.0",
+    "from nbx.tensor import Tensor; import nbx; nbx.tensor([1.0]); assert callable(nbx.tensor)",
 ])
 def test_any_import_order_works(code):
     """nbx loads its public names lazily; importing a submodule first must not meet that half-done."""
