@@ -34,8 +34,7 @@ KEYS = {(j.target.label, j.target.dtype.name, j.suite) for j in runner.jobs(["ex
 
 
 def nbx_cmd(*args, bank_dir: Path | None, cwd: Path, timeout=300) -> subprocess.CompletedProcess:
-    # the interpreter backend: the CUDA backend's driver set-up imports Triton at `import nbx`
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NBX_BACKEND": "interpreter"}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("NBX_BANK", None)
     if bank_dir is not None:
         env["NBX_BANK"] = str(bank_dir)
@@ -302,8 +301,7 @@ def test_help_and_console_script_equivalence(work):
     # the console script `nbx` is nbx.cli:main; calling it directly gives the same program
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["nbx"] == "nbx.cli:main"
-    # the interpreter backend: the CUDA backend's driver set-up imports Triton at `import nbx`
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NBX_BACKEND": "interpreter"}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     q = subprocess.run([sys.executable, "-c", "import sys; from nbx.cli import main; sys.argv[0] = 'nbx'; "
                         "sys.exit(main())", "--help"], cwd=work, env=env, capture_output=True, text=True,
                        timeout=120)
@@ -323,8 +321,7 @@ def test_a_run_stopped_by_sigterm_still_writes_its_report(tmp_path):
     """A time limit (timeout, a scheduler) sends SIGTERM: the measurements done so far are kept."""
     import signal
     import time
-    # the interpreter backend: the CUDA backend's driver set-up imports Triton at `import nbx`
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NBX_BACKEND": "interpreter"}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = tmp_path / "partial"
     p = subprocess.Popen([sys.executable, "-m", "nbx", "run", "--profile", "nightly", "--out", str(out),
                           "--quiet"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
