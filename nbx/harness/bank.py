@@ -38,6 +38,7 @@ from oracles.formats import FORMATS
 
 from .. import dtype as D
 from . import cases as C
+from .files import fsync_dir
 from . import ulp
 from .measure import Batch, bits_of, exact_expected, oracle_params, round_exact_or_ziv
 from .progress import Progress
@@ -305,9 +306,9 @@ def _roll_forward_locked(base: Path) -> bool:
                             f"be finished: remove {base / JOURNAL} and run `nbx bank refresh`")
         dirs.add((base / dest).parent)
     for d in sorted(dirs, reverse=True):
-        _fsync_dir(d)
+        fsync_dir(d)
     (base / JOURNAL).unlink()
-    _fsync_dir(base)
+    fsync_dir(base)
     _remove_temps(base)
     return True
 
@@ -479,7 +480,7 @@ def _publish(base: Path, manifest: dict, new_files: dict) -> dict:
                     "files": dict(sorted(files.items()))}
     mtmp = _atomic_write_bytes(base / MANIFEST, (json.dumps(new_manifest, indent=1) + "\n").encode())
     for d in {p.parent for _, p in temps}:
-        _fsync_dir(d)
+        fsync_dir(d)
     # The commit point: a journal of the renames still to do, written atomically. Before it exists
     # the old bank is untouched; after it, any reader rolls the refresh forward. The manifest is
     # renamed last, so until the end the files renamed so far disagree with its hashes: a partly
@@ -488,17 +489,9 @@ def _publish(base: Path, manifest: dict, new_files: dict) -> dict:
             + [[str(mtmp.relative_to(base)), MANIFEST]]}
     jtmp = _atomic_write_bytes(base / JOURNAL, json.dumps(plan).encode())
     os.replace(jtmp, base / JOURNAL)
-    _fsync_dir(base)
+    fsync_dir(base)
     _roll_forward_locked(base)
     return summary
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _in_scope(rel: str, ops, dtypes) -> bool:

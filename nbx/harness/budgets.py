@@ -12,8 +12,9 @@ import fcntl
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
+
+from .files import atomic_write_text
 
 SCHEMA = 1
 ROOT = Path(__file__).resolve().parents[2] / "reports" / "budgets"
@@ -45,34 +46,7 @@ def save(data: dict, path: Path) -> None:
     path = Path(path)
     text = json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"   # fails before any file
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    atomic_write_text(path, text)
 
 
 @contextlib.contextmanager

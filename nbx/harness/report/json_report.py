@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from nbx.harness.files import atomic_write_text, fsync_dir  # noqa: F401  (re-exported)
 from nbx.harness.measurement import SCHEMA_VERSION, Measurement
 
 REPORT_FILE = "report.json"
@@ -239,41 +240,6 @@ def find_previous(report: Report, history: str | os.PathLike | None) -> Previous
         return Previous(history, load_report(best[1]), best[1].parent)
     except (OSError, ValueError):
         return Previous(history)
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a rename in `directory` durable (a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so a reader sees the old file or the whole new one, never a part:
-    a temp file in the same directory, flushed and fsynced, then os.replace over the target."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    fsync_dir(path.parent)
 
 
 LOCK_FILE = ".nbx-run.lock"
