@@ -76,7 +76,8 @@ def trunc_quotient(a, b):
     return divide_integral(a, b, True)
 
 
-# Exact on the domain (k = 0: no rounding test, only the outside mask); floor_divide runs at
-# 0.99-1.00 of copy this way, 0.41 on the fmod path alone (H200, bench/elementwise.py)
+# Exact on the domain (k = 0: no rounding test, only the outside mask), so the fmod path (the
+# op's body) runs only for flagged tiles: floor_divide at 1.01 of copy on the H200
+# (reports/h200/gpu-check-20261204.md)
 FLOOR_QUOTIENT = FastPath(floor_quotient, k=0)
 TRUNC_QUOTIENT = FastPath(trunc_quotient, k=0)

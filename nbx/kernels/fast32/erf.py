@@ -54,6 +54,6 @@ def erf_clamped64(w):
 
 # 2048-element tiles (16 elements per thread) spread the per-thread cost of the 17 parameters over
 # more elements, and the kernel is capped at 56 registers: 0.91 of copy on the H200
-# (bench/elementwise.py; docs/DECISIONS.md has the alternatives measured)
+# (reports/h200/gpu-check-20261204.md; the choice: docs/DECISIONS.md)
 ERF = FastPath(erf, table=ERF_PARAMS, k=ERF_K, reference=erf_clamped64, pieces=True, block=2048,
                max_registers=56)

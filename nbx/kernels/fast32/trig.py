@@ -75,6 +75,6 @@ def tan64(w):
 # the FastPath records the op specs hold (nbx/ops/unary.py): windows and launch hints
 SIN = FastPath(sincos, table=SIN_PARAMS, k=HARD_K, reference=sin64)
 COS = FastPath(sincos, table=COS_PARAMS, k=HARD_K, reference=cos64)
-# tan: ptxas gives the kernel 56 registers; capped at 48 it runs at 0.92-0.93 of copy on the H200
-# (bench/elementwise.py), a few hundredths above uncapped (docs/DECISIONS.md)
+# tan: capped at 48 registers (ptxas would give the kernel 56, fewer warps per SM): 0.91 of copy on
+# the H200 (reports/h200/gpu-check-20261204.md; the choice: docs/DECISIONS.md)
 TAN = FastPath(tan, table=TAN_PARAMS, k=HARD_K, reference=tan64, max_registers=48)
