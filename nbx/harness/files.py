@@ -5,6 +5,7 @@ kill before the rename leaves the target as it was (and at worst a stray .tmp fi
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
@@ -23,6 +24,19 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _swap_in(tmp: str, path: Path) -> None:
+    """os.replace(tmp, path), the temp removed if that fails, then the rename made durable."""
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write `text` to `path`: the reader sees the old file or the whole new one, never a part."""
     path = Path(path)
@@ -33,11 +47,19 @@ def atomic_write_text(path: Path, text: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    _swap_in(tmp, path)
+
+
+def atomic_symlink(target_dir: Path, link: Path) -> None:
+    """Point `link` at `target_dir` with a relative symlink, swapped in atomically."""
+    link = Path(link)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.exists() and not link.is_symlink():
+        raise ValueError(f"{link} exists and is not a symlink: refusing to replace it")
+    target = os.path.relpath(Path(target_dir).resolve(), link.parent.resolve())
+    tmp = str(link.parent / f".{link.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    os.symlink(target, tmp)
+    _swap_in(tmp, link)

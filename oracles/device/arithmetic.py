@@ -67,17 +67,27 @@ def _div(a, b, p0, p1):
 
 
 @triton.jit
-def _maximum(a, b, p0, p1):
+def larger(a, b):
+    """The larger of two non-NaN values, -0 < +0."""
     r = tl.where(a > b, a, b)
-    r = tl.where(a == b, tl.where(a.to(tl.int64, bitcast=True) < 0, b, a), r)
-    return tl.where(a != a, a, tl.where(b != b, b, r))
+    return tl.where(a == b, tl.where(a.to(tl.int64, bitcast=True) < 0, b, a), r)
+
+
+@triton.jit
+def smaller(a, b):
+    """The smaller of two non-NaN values, -0 < +0."""
+    r = tl.where(a < b, a, b)
+    return tl.where(a == b, tl.where(a.to(tl.int64, bitcast=True) < 0, a, b), r)
+
+
+@triton.jit
+def _maximum(a, b, p0, p1):
+    return tl.where(a != a, a, tl.where(b != b, b, larger(a, b)))
 
 
 @triton.jit
 def _minimum(a, b, p0, p1):
-    r = tl.where(a < b, a, b)
-    r = tl.where(a == b, tl.where(a.to(tl.int64, bitcast=True) < 0, a, b), r)
-    return tl.where(a != a, a, tl.where(b != b, b, r))
+    return tl.where(a != a, a, tl.where(b != b, b, smaller(a, b)))
 
 
 WHY_FMA = "alpha b + a in one fma: one rounding (exact for float16 and alpha = 1)"

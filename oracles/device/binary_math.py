@@ -5,21 +5,18 @@ import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
 from . import device
+from .arithmetic import larger, smaller
 from .unary import LIBM
 
 
 @triton.jit
 def _fmax(a, b, p0, p1):
-    r = tl.where(a > b, a, b)
-    r = tl.where(a == b, tl.where(a.to(tl.int64, bitcast=True) < 0, b, a), r)
-    return tl.where(a != a, b, tl.where(b != b, a, r))
+    return tl.where(a != a, b, tl.where(b != b, a, larger(a, b)))
 
 
 @triton.jit
 def _fmin(a, b, p0, p1):
-    r = tl.where(a < b, a, b)
-    r = tl.where(a == b, tl.where(a.to(tl.int64, bitcast=True) < 0, a, b), r)
-    return tl.where(a != a, b, tl.where(b != b, a, r))
+    return tl.where(a != a, b, tl.where(b != b, a, smaller(a, b)))
 
 
 @triton.jit

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from nbx.harness.files import atomic_write_text, fsync_dir  # noqa: F401  (re-exported)
+from nbx.harness.files import atomic_symlink, atomic_write_text, fsync_dir  # noqa: F401  (re-exported)
 from nbx.harness.measurement import SCHEMA_VERSION, Measurement
 
 REPORT_FILE = "report.json"
@@ -329,26 +329,6 @@ def check_writable_dir(directory: str | os.PathLike) -> None:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".nbx-probe-", suffix=".tmp")
     os.close(fd)
     os.unlink(tmp)
-
-
-def atomic_symlink(target_dir: Path, link: Path) -> None:
-    """Point `link` at `target_dir` with a relative symlink, swapped in atomically."""
-    link = Path(link)
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if link.exists() and not link.is_symlink():
-        raise ValueError(f"{link} exists and is not a symlink: refusing to replace it")
-    target = os.path.relpath(Path(target_dir).resolve(), link.parent.resolve())
-    tmp = link.parent / f".{link.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    os.symlink(target, tmp)
-    try:
-        os.replace(tmp, link)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    fsync_dir(link.parent)
 
 
 def _common(values: list[str]) -> str:
