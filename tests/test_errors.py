@@ -165,3 +165,48 @@ def test_wrong_number_of_operands():
 def test_to_unknown_dtype():
     with pytest.raises(TypeError, match=r"to: dtype='complex64' is not a dtype nbx supports; allowed: bool"):
         F.to("complex64")
+
+
+# ---------------------------------------------------------------------- the error types, public
+# Every error type nbx documents is importable as nbx.<Name>, the class nbx itself raises.
+ERROR_TYPES = {
+    "BackendError": ("nbx.errors", RuntimeError),
+    "DeviceOOMError": ("nbx.errors", MemoryError),
+    "SizeLimitError": ("nbx.errors", MemoryError),
+    "BankError": ("nbx.harness.bank", RuntimeError),
+    "DirectoryInUse": ("nbx.harness.report.json_report", RuntimeError),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERROR_TYPES))
+def test_error_types_are_public(name):
+    import importlib
+    module, base = ERROR_TYPES[name]
+    cls = getattr(nbx, name)
+    assert cls is getattr(importlib.import_module(module), name)
+    assert issubclass(cls, base) and issubclass(cls, Exception)
+    assert name in dir(nbx)
+
+
+def test_error_types_in_a_fresh_interpreter():
+    # `from nbx import X` before anything else has loaded the library (the lazy path), the
+    # harness's errors first and after the library has loaded
+    import subprocess
+    import sys
+    code = ("import sys, nbx\n"
+            "from nbx import BankError, DirectoryInUse\n"
+            "from nbx import SizeLimitError, DeviceOOMError, BackendError\n"
+            "import nbx.errors as E\n"
+            "assert SizeLimitError is E.SizeLimitError and DeviceOOMError is E.DeviceOOMError\n"
+            "assert nbx.BankError is BankError and nbx.DirectoryInUse is DirectoryInUse\n"
+            "assert nbx.exp and 'SizeLimitError' in dir(nbx)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_size_limit_error_is_what_the_guard_raises(monkeypatch):
+    if nbx.backend_info()["backend"] != "interpreter":
+        pytest.skip("the element limit is the interpreter's")
+    monkeypatch.setenv("NBX_INTERPRETER_MAX_ELEMENTS", "10")
+    with pytest.raises(nbx.SizeLimitError, match=r"nbx\.neg: .*limit of 10"):
+        nbx.neg(nbx.ones(11))
