@@ -8,7 +8,7 @@ and goes back to the host, where mpmath decides it (measure.score). Decided elem
 the device as measure.score scores them on the host: the special-value classes of ulp.py, the ulp
 error |got - v| / ulp(v) (v's own error adds at most E 2^p ulp: 2^-24 for float32 at E = 2^-48),
 misrounded where got is not the correctly rounded value. Per tile of BLOCK elements the kernel
-stores its counts, sums, maximum and where the maximum is, and a histogram over measure.HIST_EDGES;
+stores its counts, sums, maximum and where the maximum is, and a histogram over measurement.HIST_EDGES;
 undecided and failing elements are appended to an index list (one atomic add per tile). Nothing else
 per element comes back.
 """
@@ -25,7 +25,7 @@ from .. import dtype as D
 from ..kernels import launch
 from ..kernels.math import load_as
 from ..tensor import Tensor, empty
-from .measure import HIST_EDGES
+from .measurement import HIST_EDGES
 
 # (precision p, emin, emax) of the formats decided here
 FORMATS = {"float32": (24, -126, 127), "float16": (11, -14, 15), "bfloat16": (8, -126, 127)}

@@ -21,11 +21,10 @@ from oracles.rounding import RoundResult, round_correctly, round_float64_array_t
 
 from .. import dtype as D
 from . import ulp
-from .measurement import Measurement, Worst
+from .measurement import HIST_EDGES, Measurement, Worst
 from .targets import Target
 
 CLOSE = 1e-6
-HIST_EDGES = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 4096.0, 2.0 ** 20, math.inf]
 
 
 def oracle_params(target: Target, out: D.DType) -> dict:

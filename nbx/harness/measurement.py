@@ -14,6 +14,9 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
+# the bins of Measurement.hist, in ulps (the last is open: inf)
+HIST_EDGES = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 4096.0, 2.0 ** 20, math.inf]
+
 SUITES = ("bank", "exhaustive16", "sweep", "pairs", "layout", "intdiv")
 
 
