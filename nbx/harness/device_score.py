@@ -223,29 +223,39 @@ def score_unary(oracle, x: Tensor, got: Tensor, params=(0.0, 0.0), *, zero_sign:
 
 
 @triton.jit
-def _evaluate_kernel(x_ptr, y_ptr, out_ptr, n, p0, p1, ORACLE: tl.constexpr, N_IN: tl.constexpr, BLOCK: tl.constexpr):
+def _evaluate_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, p0, p1, ORACLE: tl.constexpr, N_IN: tl.constexpr,
+                     BLOCK: tl.constexpr):
     i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = i < n
+    x = tl.load(x_ptr + i, mask=m, other=0.0)
     if N_IN == 1:
-        v = ORACLE(tl.load(x_ptr + i, mask=m, other=0.0), _param(p0), _param(p1))
+        v = ORACLE(x, _param(p0), _param(p1))
+    elif N_IN == 2:
+        v = ORACLE(x, tl.load(y_ptr + i, mask=m, other=0.0), _param(p0), _param(p1))
     else:
-        v = ORACLE(tl.load(x_ptr + i, mask=m, other=0.0), tl.load(y_ptr + i, mask=m, other=0.0), _param(p0), _param(p1))
+        v = ORACLE(x, tl.load(y_ptr + i, mask=m, other=0.0), tl.load(z_ptr + i, mask=m, other=0.0),
+                   _param(p0), _param(p1))
     tl.store(out_ptr + i, v, mask=m)
 
 
-def evaluate(oracle, x: np.ndarray, params=(0.0, 0.0), y: np.ndarray | None = None) -> np.ndarray:
-    """The device oracle's float64 values at float64 inputs x (and y, for a binary oracle)."""
+def evaluate(oracle, x: np.ndarray, params=(0.0, 0.0), y: np.ndarray | None = None,
+             z: np.ndarray | None = None, *, fusion: bool = True) -> np.ndarray:
+    """The oracle's float64 values (oracle.fn: a device or order oracle) at float64 inputs x, and y
+    and z for a binary and a ternary one. fusion=False compiles without contraction (CUDA)."""
     from ..tensor import from_numpy
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    ys = x if y is None else np.ascontiguousarray(y, dtype=np.float64)
-    out = empty(max(1, x.size), dtype="float64")
+    xs = [np.ascontiguousarray(a, dtype=np.float64) for a in (x, y, z) if a is not None]
+    n = xs[0].size
+    out = empty(max(1, n), dtype="float64")
     p0, p1 = (int(np.float64(v).view(np.int64)) for v in (list(params) + [0.0, 0.0])[:2])
-    pad = lambda a: from_numpy(a if a.size else np.zeros(1))
+    args = [from_numpy(a if a.size else np.zeros(1)) for a in xs]
+    args += [args[0]] * (3 - len(args))
+    options = launch.kernel_options()
+    if not fusion and options:
+        options["enable_fp_fusion"] = False
     with np.errstate(all="ignore"):
-        _evaluate_kernel[(max(1, triton.cdiv(x.size, BLOCK)),)](pad(x), pad(ys), out, x.size, p0, p1, ORACLE=oracle.fn,
-                                                                  N_IN=1 if y is None else 2, BLOCK=BLOCK,
-                                                                  **launch.kernel_options())
-    return out.numpy()[:x.size]
+        _evaluate_kernel[(max(1, triton.cdiv(n, BLOCK)),)](*args, out, n, p0, p1, ORACLE=oracle.fn, N_IN=len(xs),
+                                                           BLOCK=BLOCK, **options)
+    return out.numpy()[:n]
 
 
 @triton.jit
