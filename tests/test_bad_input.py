@@ -3,6 +3,7 @@ allowed, nothing is computed silently wrong, and `out=` is untouched when an op 
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
@@ -138,13 +139,51 @@ def baseline(name):
 NAMES = sorted(nbx.OPS)
 
 
+def _fuzz_examples() -> int:
+    """NBX_FUZZ_EXAMPLES, the fuzz test's example count: 600 by default (CI), more in the nightly
+    (`make report`)."""
+    raw = os.environ.get("NBX_FUZZ_EXAMPLES", "600")
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"NBX_FUZZ_EXAMPLES={raw!r}: expected a positive integer")
+    return n
+
+
+FUZZ_EXAMPLES = _fuzz_examples()
+_FUZZ_RAN = {"examples": 0, "calls": 0, "raised": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _print_fuzz_count(request):
+    """After this module's tests, one line in pytest's output (with or without -s) saying how many
+    examples the fuzz test ran: hypothesis may stop short of the count it was given."""
+    yield
+    if not _FUZZ_RAN["examples"]:
+        return
+    line = (f"fuzz: test_fuzz_bad_arguments ran {_FUZZ_RAN['examples']} examples "
+            f"(NBX_FUZZ_EXAMPLES={FUZZ_EXAMPLES}): {_FUZZ_RAN['calls']} op calls, "
+            f"{_FUZZ_RAN['raised']} raised an allowed error")
+    # the terminal's stdout is captured while a fixture runs: suspend the capture, as capsys.disabled()
+    plugins = request.config.pluginmanager
+    reporter, capture = plugins.getplugin("terminalreporter"), plugins.getplugin("capturemanager")
+    if reporter is None or capture is None:   # pragma: no cover (-p no:terminal)
+        print(line)
+        return
+    with capture.global_and_fixture_disabled():
+        reporter.write("\n")
+        reporter.write_line(line)
+
+
 def _bits(t):
     a = t.numpy()
     return a.view(np.uint8).tobytes() if a.size else b""
 
 
 @seed(20240611)
-@settings(max_examples=600, deadline=None, derandomize=True, database=None,
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(name=st.sampled_from(NAMES), slot=st.integers(0, 7), value=st.sampled_from(BAD_VALUES),
        extra=st.booleans())
@@ -152,6 +191,7 @@ def test_fuzz_bad_arguments(name, slot, value, extra):
     """One argument of a working call replaced by a bad value: the op either accepts it or raises
     an allowed exception whose message names `nbx.<op>` and the argument; `out=` is untouched
     when it raises."""
+    _FUZZ_RAN["examples"] += 1
     base = baseline(name)
     if base is None:
         return
@@ -169,9 +209,11 @@ def test_fuzz_bad_arguments(name, slot, value, extra):
     out = nbx.full(res.shape, 7, dtype=res.dtype.name) if res.dtype.name != "bool" else \
         nbx.full(res.shape, True, dtype="bool")
     before = _bits(out)
+    _FUZZ_RAN["calls"] += 1
     try:
         getattr(nbx, name)(*ops, **params, out=out)
     except ALLOWED as e:
+        _FUZZ_RAN["raised"] += 1
         msg = str(e)
         assert f"nbx.{name}" in msg, (type(e).__name__, msg)
         # the argument by its name ('input[first half]' for the halves of a composition: the name
