@@ -127,7 +127,7 @@ def _param(p):
 
 
 @triton.jit
-def score_kernel(a_ptr, b_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n_index, cap,
+def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n_index, cap,
                  ORACLE: tl.constexpr, EXACT_AT: tl.constexpr, N_IN: tl.constexpr, E: tl.constexpr,
                  EXACT: tl.constexpr, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr,
                  ZERO_SIGN: tl.constexpr, CT: tl.constexpr, BLOCK: tl.constexpr):
@@ -139,11 +139,17 @@ def score_kernel(a_ptr, b_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n
     exact = valid & False
     if N_IN == 1:
         v = ORACLE(a, _param(p0), _param(p1))
-    else:
+    elif N_IN == 2:
         b = load_as(tl.load(b_ptr + base, mask=valid, other=0), CT).to(tl.float64)
         v = ORACLE(a, b, _param(p0), _param(p1))
         if EXACT_AT is not None:
             exact = EXACT_AT(a, b, _param(p0), _param(p1))
+    else:
+        b = load_as(tl.load(b_ptr + base, mask=valid, other=0), CT).to(tl.float64)
+        c = load_as(tl.load(c_ptr + base, mask=valid, other=0), CT).to(tl.float64)
+        v = ORACLE(a, b, c, _param(p0), _param(p1))
+        if EXACT_AT is not None:
+            exact = EXACT_AT(a, b, c, _param(p0), _param(p1))
     _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index, cap, E, EXACT, P, EMIN, EMAX,
                 ZERO_SIGN, BLOCK)
 
@@ -178,15 +184,17 @@ class DeviceScore:
 
 def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,
           cap: int = 1 << 20) -> DeviceScore:
-    """Score `got` = op(*operands) (one or two operands, contiguous, of one size and one dtype of
-    FORMATS) against a device oracle of that arity."""
+    """Score `got` = op(*operands) (one, two or three operands, contiguous, of one size and one dtype
+    of FORMATS) against a device oracle of that arity."""
     name = got.dtype.name
     if name not in FORMATS or any(x.dtype is not got.dtype for x in operands):
         raise ValueError(f"device_score.score: {oracle.name}: operands and result must share a dtype of "
                          f"{', '.join(FORMATS)}; got {[x.dtype.name for x in operands]} and {name}")
-    if not 1 <= len(operands) <= 2 or any(not x.is_contiguous() or x.numel() != got.numel() for x in operands) \
+    if not 1 <= len(operands) <= 3 or any(not x.is_contiguous() or x.numel() != got.numel() for x in operands) \
             or not got.is_contiguous():
-        raise ValueError(f"device_score.score: {oracle.name}: one or two contiguous operands of the result's size")
+        raise ValueError(f"device_score.score: {oracle.name}: one to three contiguous operands of the result's size")
+    if len(operands) != oracle.arity:
+        raise ValueError(f"device_score.score: {oracle.name} takes {oracle.arity} operands, got {len(operands)}")
     p, emin, emax = FORMATS[name]
     n = got.numel()
     tiles = max(1, triton.cdiv(n, BLOCK))
@@ -199,7 +207,7 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
     p0, p1 = (int(np.float64(v).view(np.int64)) for v in (list(params) + [0.0, 0.0])[:2])
     with np.errstate(all="ignore"):
         # the interval's ends are rounded to float64 too: one more float64 ulp of room
-        score_kernel[(tiles,)](operands[0], operands[-1], got, n, p0, p1, stats, fstats, hist, index, counter, cap,
+        score_kernel[(tiles,)](operands[0], operands[min(1, len(operands) - 1)], operands[-1], got, n, p0, p1, stats, fstats, hist, index, counter, cap,
                                ORACLE=oracle.fn, EXACT_AT=oracle.exact_at, N_IN=len(operands),
                                E=oracle.bound + 2.0 ** -52,
                                EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
