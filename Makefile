@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: test report setup gate clean gpu-check gpu-nightly
+.PHONY: test report setup gate clean gpu-check gpu-nightly gpu-sanitize
 
 setup: $(STAMP)
 
@@ -77,6 +77,13 @@ gpu-nightly:
 	$(GPU_RUN) -m nbx report merge $(GPU_OUT)/nightly $$(ls -d $(GPU_OUT)/nightly-shard*/ | \
 	  while read d; do [ -f $$d/report.json ] && echo $$d; done)
 	$(GPU_RUN) -m nbx gate --report $(GPU_OUT)/nightly
+
+# Device memory safety: the CUDA tests (every op once, contiguous, into out=, strided) under
+# compute-sanitizer's memcheck, racecheck and initcheck, after a plain run that fills Triton's cache
+# and runs the out-of-memory tests; tools/gpu_sanitize.sh says more. Writes
+# $(GPU_OUT)/sanitize/{summary.md,<step>.txt}; exit 1 on a failed test or any sanitizer error.
+gpu-sanitize:
+	GPU_PY="$(GPU_PY)" GPU_JOBS=$(GPU_JOBS) sh tools/gpu_sanitize.sh $(GPU_OUT)/sanitize
 
 clean:
 	rm -rf $(VENV) reports/runs reports/latest

@@ -93,3 +93,77 @@ def test_op_equals_numpy_reference():
     assert nbx.floor_divide(a, 3).numpy().tolist() == [(2**62 + 1) // 3, -7 // 3, -(2**63) // 3]
     with pytest.raises(ZeroDivisionError, match="nbx.floor_divide"):
         nbx.floor_divide(a, 0)
+
+
+# ---------------------------------------------------------------------- out of memory on the device
+_OOM = (r"nbx\.{op}: the result of shape \({shape},\) \({dt}\): out of memory on cuda:\d+: asked for "
+        r"{nbytes} bytes \([\d.]+ GiB\); [\d.]+ GiB free of [\d.]+ GiB")
+
+
+def _still_runs():
+    """The process can still allocate and run ops after an out-of-memory error."""
+    x = nbx.from_numpy(np.array([1.0, -2.0, 4.0], np.float32))
+    assert nbx.neg(x).numpy().tolist() == [-1.0, 2.0, -4.0]
+    y = nbx.exp(nbx.full((1 << 28,), 0.0))               # 1 GiB
+    assert y.shape == (1 << 28,)
+    assert nbx.add(x, 1).numpy().tolist() == [2.0, -1.0, 5.0]
+
+
+@pytest.mark.cuda
+def test_oom_result_larger_than_the_device():
+    # 2^36 float32 = 256 GiB, over any H200 (139 GiB): cudaMalloc fails, the op is named, with the
+    # shape, the bytes asked for and what the device has free (what is allowed)
+    n = 1 << 36
+    with pytest.raises(nbx.DeviceOOMError, match=_OOM.format(op="neg", shape=n, dt="float32",
+                                                              nbytes=4 * n)) as e:
+        nbx.neg(nbx.tensor([1.0]).expand(n))
+    assert isinstance(e.value, MemoryError)
+    assert e.value.op == "neg" and e.value.nbytes == 4 * n and e.value.where.startswith("cuda:")
+    _still_runs()
+
+
+@pytest.mark.cuda
+def test_oom_size_guard_on_the_device():
+    # past 2^63 bytes: refused before any allocation, naming the op; no element limit on the device
+    with pytest.raises(nbx.DeviceOOMError, match=r"nbx\.neg: .*out of memory on cuda: asked for "
+                                                 r"\d+ bytes .*more than any memory holds"):
+        nbx.neg(nbx.tensor([1.0]).expand(2**62))
+    r = nbx.isnan(nbx.tensor([1.0]).expand(2**27))       # over the interpreter's 2^26 limit: runs
+    assert r.shape == (2**27,) and r.dtype.name == "bool"
+    _still_runs()
+
+
+@pytest.mark.cuda
+def test_oom_device_full_then_recovers():
+    # fill the device, then an op whose result does not fit: the op is named; `out=` of a faulting op
+    # untouched; after the memory is dropped the same op runs (the allocator empties its cache and
+    # retries). It takes the whole device: only in a serial run, never beside xdist workers.
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("fills the device: run serially (make gpu-sanitize runs it)")
+    n = 1 << 24                                          # 64 MiB of int32
+    a = nbx.from_numpy(np.arange(1, n + 1, dtype=np.int32))
+    b = nbx.full((n,), 3, dtype="int32")
+    out = nbx.full((n,), 7, dtype="int32")
+    want = (np.arange(1, n + 1, dtype=np.int32) // 3).tolist()
+    hold = []
+    for chunk in (1 << 32, 1 << 28, 1 << 24):            # 4 GiB, then 256 MiB, then 16 MiB blocks
+        while True:
+            try:
+                hold.append(nbx.empty(chunk, dtype="uint8"))
+            except nbx.DeviceOOMError:
+                break
+    held = sum(h.numel() for h in hold)
+    assert held > 64 << 30, f"only {held / 2**30:.1f} GiB could be held"
+    try:
+        with pytest.raises(nbx.DeviceOOMError, match=_OOM.format(op="floor_divide", shape=n, dt="int32",
+                                                                  nbytes=4 * n)):
+            nbx.floor_divide(a, b, out=out)              # writes a fresh tensor first: that fails
+        assert out.numpy()[:5].tolist() == [7] * 5 and (out.numpy() == 7).all()
+        with pytest.raises(nbx.DeviceOOMError, match=_OOM.format(op="sqrt", shape=n, dt="float32",
+                                                                  nbytes=4 * n)):
+            nbx.sqrt(a)
+    finally:
+        del hold
+    nbx.floor_divide(a, b, out=out)
+    assert out.numpy().tolist() == want
+    _still_runs()

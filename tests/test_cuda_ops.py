@@ -1,0 +1,79 @@
+"""Every op once on the device (marked `cuda`: skipped unless nbx chose the CUDA backend).
+
+This is the kernel workload `make gpu-sanitize` runs under compute-sanitizer (tools/gpu_sanitize.sh),
+so it is small: one target per op (float32 where the op has it, else its first dtype; default
+parameters), N elements, a size that leaves the last tile partial. Each op runs
+- contiguous (the fast path where the op has one, else the generic kernel's flat case),
+- into a poisoned `out=` (every element written, the same bits),
+- on stride-2 views of its operands (the generic kernel's strided case): the same bits,
+and the integer-division ops once more with a zero divisor (the fault flag).
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+import nbx
+from helpers import assert_bits_equal
+
+pytestmark = pytest.mark.cuda
+
+N = 4099          # two full 2048-element tiles and one partial one
+
+
+def _target(name):
+    from nbx.harness import targets as T
+    ts = T.targets(ops=[name])
+    return next((t for t in ts if t.dtype.name == "float32"), ts[0]) if ts else None
+
+
+def _operands(t, rng):
+    from nbx.harness import cases as C
+    dts = t.operand_dtypes()
+    if t.dtype.is_float:
+        return C.float_operands(t, N, rng, dts)
+    return [C.int_operand(t, i, N, rng, d) if not d.is_bool or t.dtype.is_bool else
+            rng.integers(0, 2, N).astype(bool) for i, d in enumerate(dts)]
+
+
+def _poison(d):
+    return 7 if not d.is_bool else True
+
+
+@pytest.mark.parametrize("name", sorted(nbx.OPS))
+def test_op_on_device(name):
+    from nbx.harness import targets as T
+    t = _target(name)
+    assert t is not None, name
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    arrays = _operands(t, rng)
+    want = t.run(arrays)                                     # contiguous
+    assert want.size, name
+    if t.split:
+        return                                               # glu, silu_and_mul: halves of one operand
+    ops = [nbx.from_numpy(a) for a in arrays]
+    first = T.call(t, ops)
+    assert_bits_equal(first.numpy(), want, context=f"{name} again")
+    out = nbx.full(first.shape, _poison(first.dtype), dtype=first.dtype.name)
+    T.call(t, ops, out=out)
+    assert_bits_equal(out.numpy(), want, context=f"{name} out=")
+    strided = []
+    for a in arrays:                                        # the values at even places of a buffer
+        big = np.empty(2 * a.size, dtype=a.dtype)
+        big[0::2], big[1::2] = a, a[::-1]
+        strided.append(nbx.from_numpy(big)[0::2])
+    got = T.call(t, strided)
+    assert_bits_equal(got.numpy(), want, context=f"{name} strided")
+
+
+@pytest.mark.parametrize("name", ["floor_divide", "remainder"])
+def test_integer_division_fault_on_device(name):
+    a = nbx.from_numpy(np.arange(1, N + 1, dtype=np.int32))
+    b = np.ones(N, dtype=np.int32)
+    b[N - 1] = 0                                            # in the partial tile
+    out = nbx.full((N,), 5, dtype="int32")
+    with pytest.raises(ZeroDivisionError, match=rf"nbx\.{name}"):
+        getattr(nbx, name)(a, nbx.from_numpy(b), out=out)
+    assert out.numpy().tolist() == [5] * N
