@@ -205,6 +205,8 @@ def cmd_gate(a) -> int:
         print(f"budgets {bpath}: {len(changes)} change(s)")
         for k, old, v in changes:
             print(f"  {k:<40} {old if old is not None else '(new)'} -> {v}")
+        for _, why in B.unexplained(new):
+            print(f"  needs a reason: {why}; add \"reason\" to the entry (the gate fails until it has one)")
         return 0
     lock = contextlib.nullcontext()
     if a.write:

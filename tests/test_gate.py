@@ -253,7 +253,7 @@ def test_load_missing_and_wrong_schema(tmp_path):
 def test_a_special_mismatch_allowance_must_be_in_the_budget_file():
     """Like glibc's libm-test-ulps: an exception to the zero budget is data, with its reason."""
     b = {"budgets": {"exp|float32": {"max_ulp": 1.0, "special_mismatches": 1,
-                                     "note": "interpreter: unfused fma loses the sign of an underflow"}}}
+                                     "reason": "interpreter: unfused fma loses the sign of an underflow"}}}
     assert decide([M(special_mismatches=1)], b) == []
     fails = decide([M(special_mismatches=2)], b)
     assert "2 special mismatches (budget 1)" in only(fails, ("exp", "float32", "sweep"))[0].reason

@@ -1,7 +1,11 @@
 """Ulp budgets per backend: reports/budgets/<backend-id>.json, reviewed data like glibc's libm-test-ulps.
 
-One entry per op (variant) and dtype: the max ulp allowed over every value suite. Special
-mismatches, integer errors and layout/intdiv mismatches have a budget of 0 and are not stored.
+One entry per op (variant) and dtype: the max ulp allowed over every value suite against the exact
+value (max_ulp), or, for a compound op on a dtype with a documented evaluation order, against that
+order (order_max_ulp). Special mismatches, integer errors and layout/intdiv mismatches have a budget
+of 0 and are stored only as exceptions. A budget is a reviewed promise: an entry above REASON_ULP
+(order: above ORDER_REASON_ULP), or any special-mismatch or wrong-result exception, carries its
+written `reason`, which the report shows beside the figure; the gate fails on one without.
 `update` writes the measured maxima rounded UP to a tenth of an ulp, for improvements and new
 entries only unless told otherwise, and returns the diff for review.
 """
@@ -18,6 +22,29 @@ from .files import atomic_write_text
 
 SCHEMA = 1
 ROOT = Path(__file__).resolve().parents[2] / "reports" / "budgets"
+
+
+REASON_ULP = 4.0          # a max_ulp budget above this needs a written reason
+ORDER_REASON_ULP = 0.5    # an order budget above this does (a faithful kernel sits at 0)
+
+
+def unexplained(data: dict) -> list[tuple[str, str]]:
+    """(key, why) for each entry that needs a written reason and has none."""
+    out = []
+    for k, e in sorted(data.get("budgets", {}).items()):
+        if str(e.get("reason", "")).strip():
+            continue
+        needs = []
+        if e.get("max_ulp", 0) > REASON_ULP:
+            needs.append(f"max_ulp {e['max_ulp']:g} > {REASON_ULP:g}")
+        if e.get("order_max_ulp", 0) > ORDER_REASON_ULP:
+            needs.append(f"order_max_ulp {e['order_max_ulp']:g} > {ORDER_REASON_ULP:g}")
+        for name in ("special_mismatches", "wrong"):
+            if e.get(name, 0):
+                needs.append(f"{name} {e[name]} > 0")
+        if needs:
+            out.append((k, f"budget {k}: {', '.join(needs)} and no written reason in the budget file"))
+    return out
 
 
 def path_for(backend_id: str, base: Path | None = None) -> Path:
@@ -72,13 +99,16 @@ def round_up_tenth(x: float) -> float:
     return r if x - r <= 1e-9 else float(math.ceil(x))
 
 
-def measured_maxima(measurements) -> dict[str, float]:
-    out: dict[str, float] = {}
+def measured_maxima(measurements) -> dict[tuple[str, str], float]:
+    """(key, field) -> the largest figure measured: max_ulp, or order_max_ulp for a measurement
+    against a documented evaluation order."""
+    out: dict[tuple[str, str], float] = {}
     for m in measurements:
-        if m.error or not m.cases or not math.isfinite(m.max_ulp):
+        field, v = ("order_max_ulp", m.order_max_ulp) if m.order_cases else ("max_ulp", m.max_ulp)
+        if m.error or not m.cases or not math.isfinite(v):
             continue
-        k = key(m.op, m.dtype)
-        out[k] = max(out.get(k, 0.0), m.max_ulp)
+        k = (key(m.op, m.dtype), field)
+        out[k] = max(out.get(k, 0.0), v)
     return out
 
 
@@ -90,16 +120,16 @@ def update(data: dict, measurements, *, everything: bool = False, raise_only: bo
     raise_only: entries measured higher and new entries (to take the max over several runs)."""
     budgets = dict(data.get("budgets", {}))
     changes = []
-    for k, v in sorted(measured_maxima(measurements).items()):
+    for (k, name), v in sorted(measured_maxima(measurements).items()):
         new = round_up_tenth(v)
-        old = budgets.get(k, {}).get("max_ulp")
+        old = budgets.get(k, {}).get(name)
         if raise_only:
             take = old is None or new > old
         else:
             take = old is None or new < old or (everything and new != old)
         if take:
-            budgets[k] = {**budgets.get(k, {}), "max_ulp": new}
-            changes.append((k, old, new))
+            budgets[k] = {**budgets.get(k, {}), name: new}
+            changes.append((k if name == "max_ulp" else f"{k} ({name})", old, new))
     out = {**data, "schema": SCHEMA, "budgets": budgets}
     if source:
         out["source"] = source

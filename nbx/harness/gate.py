@@ -2,7 +2,12 @@
 
 Fails on: a max ulp over budget; any special mismatch, wrong integer/bool result, layout or
 integer-division mismatch (budget 0); a measurement with no budget; an op variant or dtype of
-OPS with no measurement or zero cases; a NaN metric; a measurement that raised; a stale bank.
+OPS with no measurement or zero cases; a NaN metric; a measurement that raised; a stale bank; a
+budget entry that needs a written reason and has none (budgets.unexplained).
+
+A compound op on a dtype with a documented evaluation order (nbx.ops.verify.Order) is held to its
+figure against that order (order_max_ulp, budget key of the same name); its figures against the
+exact value are reported beside and not gated.
 """
 from __future__ import annotations
 
@@ -47,7 +52,18 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
             fails.append(Failure(k, "a metric is NaN", m.worst))
             continue
         b = table.get(B.key(m.op, m.dtype))
-        allowed = (b or {}).get("special_mismatches", 0)    # an exception must cite its reason (note)
+        if m.order_cases:
+            if m.wrong or m.unresolved:
+                fails.append(Failure(k, f"{m.wrong} wrong, {m.unresolved} unresolved results", m.worst))
+            allowed = (b or {}).get("order_max_ulp")
+            if allowed is None:
+                fails.append(Failure(k, f"no order budget for {m.op} {m.dtype} (measured {m.order_max_ulp:.3g} ulp "
+                                        "from the documented order); review and run `nbx gate --update`", m.worst))
+            elif not m.order_max_ulp <= allowed + 1e-9:
+                fails.append(Failure(k, f"{m.order_differ} results differ from the documented evaluation order: "
+                                        f"max {m.order_max_ulp:.4g} ulp > order budget {allowed}", m.worst))
+            continue
+        allowed = (b or {}).get("special_mismatches", 0)    # an exception carries its reason
         if m.special_mismatches > allowed:
             fails.append(Failure(k, f"{m.special_mismatches} special mismatches (budget {allowed})", m.worst))
         if m.wrong:
@@ -59,7 +75,10 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
                 fails.append(Failure(k, f"no budget for {m.op} {m.dtype} (measured {m.max_ulp:.3g} ulp); "
                                         "review and run `nbx gate --update`", m.worst))
             continue
-        if m.max_ulp > b["max_ulp"] + 1e-9:
+        if "max_ulp" not in b:
+            fails.append(Failure(k, f"the budget of {m.op} {m.dtype} has no max_ulp (measured {m.max_ulp:.3g} ulp)",
+                                 m.worst))
+        elif m.max_ulp > b["max_ulp"] + 1e-9:
             fails.append(Failure(k, f"max ulp {m.max_ulp:.4g} > budget {b['max_ulp']}", m.worst))
     for t in targets(ops, dtypes):
         if seen.get((t.label, t.dtype.name), 0) == 0:
@@ -70,6 +89,8 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
             if (t.label, t.dtype.name, s) not in seen_suites:
                 fails.append(Failure((t.label, t.dtype.name, s), f"no measurement of the {s} suite "
                                      "(a partial run or a lone shard?)", []))
+    for bk, why in B.unexplained(budget_data):
+        fails.append(Failure(("budgets", bk, ""), why, []))
     for p in bank_problems:
         fails.append(Failure(("bank", "", ""), f"stale or corrupted bank: {p}", []))
     return fails
@@ -118,8 +139,17 @@ class Verdict:
         return failures_by_key(self.failures)
 
     def budget(self, op: str, dtype: str) -> float | None:
-        entry = self.budgets.get(B.key(op, dtype))
-        return None if entry is None else float(entry["max_ulp"])
+        """The max-ulp budget against the exact value (None: none, or a compound op's order budget
+        alone)."""
+        entry = self.budgets.get(B.key(op, dtype)) or {}
+        return None if "max_ulp" not in entry else float(entry["max_ulp"])
+
+    def order_budget(self, op: str, dtype: str) -> float | None:
+        entry = self.budgets.get(B.key(op, dtype)) or {}
+        return None if "order_max_ulp" not in entry else float(entry["order_max_ulp"])
+
+    def reason(self, op: str, dtype: str) -> str:
+        return (self.budgets.get(B.key(op, dtype)) or {}).get("reason", "")
 
 
 def evaluate(report, *, budgets_path: Path | None = None, ops=None, dtypes=None,

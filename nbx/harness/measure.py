@@ -22,6 +22,7 @@ from oracles.rounding import RoundResult, round_correctly, round_float64_array_t
 from .. import dtype as D
 from . import ulp
 from .measurement import HIST_EDGES, Measurement, Worst
+from .order import order_error
 from .targets import Target
 
 CLOSE = 1e-6
@@ -82,6 +83,7 @@ class Batch:
     exact: bool                    # integer/bool result: `not_cr` means wrong
     close_calls: int = 0
     unresolved: int = 0
+    order: tuple | None = None      # (ulp distance from the documented order, its bits) where the op has one
 
 
 def _wrap(v: int, d: D.DType) -> int:
@@ -185,7 +187,8 @@ def score(target: Target, arrays: list[np.ndarray], got: np.ndarray) -> Batch:
         exp_bits[i] = rr.bits
         not_cr[i] = int(got_bits[i]) != rr.bits
         unresolved += 0 if rr.resolved else 1
-    return Batch(np.where(special, np.inf, err), special, not_cr, exp_bits, False, len(close), unresolved)
+    return Batch(np.where(special, np.inf, err), special, not_cr, exp_bits, False, len(close), unresolved,
+                 order_error(target, vals, params, got))
 
 
 @dataclass
@@ -210,6 +213,9 @@ class Accumulator:
     plot_x: list = field(default_factory=list)
     plot_y: list = field(default_factory=list)
     hist: np.ndarray = field(default_factory=lambda: np.zeros(len(HIST_EDGES) - 1, dtype=np.int64))
+    order_cases: int = 0                             # cases compared with the documented order (order.py)
+    order_max: float = 0.0
+    order_differ: int = 0
     device_cases: int = 0                            # cases scored on the device (add_device)
     undecided: int = 0                               # cases the device left to the host
     _seq: int = 0
@@ -238,6 +244,8 @@ class Accumulator:
                     x = arrays[0].astype(np.float64)[ok] if arrays[0].dtype != np.bool_ else np.zeros(e.size)
                 self.plot_x += x[::step].tolist()
                 self.plot_y += e[::step].tolist()
+        if b.order is not None:
+            self._add_order(arrays, got, *b.order)
         # the worst inputs: every failing case of the batch, and its largest errors even when they are
         # correctly rounded (a max-ulp regression must show its inputs)
         bad = np.flatnonzero(b.not_cr | b.special)
@@ -251,6 +259,19 @@ class Accumulator:
                 w = Worst([_hex(bits_of(a)[i]) for a in arrays], _hex(gbits[i]), _hex(b.expected_bits[i]),
                           float(b.err[i]), "special mismatch" if b.special[i] else ("wrong" if b.exact else ""))
                 self.push_worst(w, w.ulp if math.isfinite(w.ulp) else 1e300)
+
+    def _add_order(self, arrays, got, err: np.ndarray, bits: np.ndarray) -> None:
+        """The figure against the documented order: cases, max distance, cases that differ; those
+        cases lead the worst inputs (the gate holds this figure, not the exact one)."""
+        self.order_cases += len(got)
+        self.order_max = max(self.order_max, float(err.max(initial=0.0)))
+        differ = np.flatnonzero(err != 0)
+        self.order_differ += int(differ.size)
+        gbits = bits_of(got)
+        for i in differ[np.argsort(-err[differ], kind="stable")][:8]:
+            w = Worst([_hex(bits_of(a)[i]) for a in arrays], _hex(gbits[i]), _hex(bits[i]), float(err[i]),
+                      "differs from the documented evaluation order")
+            self.push_worst(w, 2e300)
 
     def add_device(self, s) -> None:
         """The figures of elements decided and scored on the device (device_score.DeviceScore):
@@ -299,5 +320,6 @@ class Accumulator:
             cases=self.cases, max_ulp=self.err_max, mean_ulp=self.err_sum / self.err_count if self.err_count else 0.0,
             p999_ulp=p999, not_correctly_rounded=self.not_cr, special_mismatches=self.specials, wrong=self.wrong,
             close_calls=self.close_calls, unresolved=self.unresolved, layouts=self.layouts,
-            decided_on_device=self.device_cases, undecided=self.undecided, wall_s=wall_s,
+            decided_on_device=self.device_cases, undecided=self.undecided, order_cases=self.order_cases,
+            order_max_ulp=self.order_max, order_differ=self.order_differ, wall_s=wall_s,
             worst=[w for _, _, w in sorted(self.worst, key=lambda t: -t[0])], plot=plot, hist=hist, error=error)

@@ -74,9 +74,10 @@ class Worst:
                    note=str(d.get("note", "")))
 
 
-_FLOAT_FIELDS = ("max_ulp", "mean_ulp", "p999_ulp", "wall_s")
+_FLOAT_FIELDS = ("max_ulp", "mean_ulp", "p999_ulp", "order_max_ulp", "wall_s")
 _INT_FIELDS = ("cases", "not_correctly_rounded", "special_mismatches", "wrong",
-               "close_calls", "unresolved", "layouts", "decided_on_device", "undecided")
+               "close_calls", "unresolved", "layouts", "decided_on_device", "undecided",
+               "order_cases", "order_differ")
 
 
 @dataclass
@@ -97,6 +98,11 @@ class Measurement:
     layouts: int = 0
     decided_on_device: int = 0      # cases decided and scored on the device (harness/exhaustive.py)
     undecided: int = 0              # cases the device could not decide, scored on the host (mpmath)
+    # compound ops (nbx.ops.verify.Order): the figure against the documented evaluation order, which
+    # the gate holds; max_ulp and the counts above stay the figures against the exact value
+    order_cases: int = 0            # cases compared with the order (0: the op has none on this dtype)
+    order_max_ulp: float = 0.0      # inf: a special-value class differs from the order's
+    order_differ: int = 0           # cases whose bits differ from the order's
     wall_s: float = 0.0
     worst: list[Worst] = field(default_factory=list)
     plot: dict | None = None

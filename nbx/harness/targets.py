@@ -67,6 +67,13 @@ class Target:
     def out_dtype(self) -> D.DType:
         return self.typing().out
 
+    @property
+    def order(self):
+        """The documented evaluation order (verify.Order) the op follows on this target's result
+        dtype; None where the exact value is the contract."""
+        spec = self.spec
+        return spec.select_order({**{p.name: p.default for p in spec.params}, **self.params}, self.out_dtype)
+
     def oracle_values(self, arrays: list[np.ndarray], out: D.DType | None = None) -> list[np.ndarray]:
         """The operands as float64 values, as the oracle sees them.
 

@@ -21,7 +21,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..tensor import Tensor
 from .registry import OpSpec, Param, register, run
-from .verify import Split, Variant, Verify, in_operand_dtype
+from .verify import Order, Split, Variant, Verify, in_operand_dtype
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -194,6 +194,22 @@ def activation(name, rule, dtypes, body, doc, **kw):
     return register(OpSpec(name, 1, rule, tuple(dtypes), body, doc=doc, family="activations", **kw))
 
 
+# float64: the documented orders below, measured against oracles/order.py (0 ulp); their error
+# against the exact value is reported beside. sigmoid(b) is e/(1+e) or 1/(1+e), e = exp(-|b|).
+_ARG_ROUNDED = ("the argument of the libm step is rounded, and the step's condition number multiplies "
+                "that rounding: ~2z^2 for erfc(z), ~2|u| for 1/(1 + exp(-2u)), up to ~10^3 ulp in the "
+                "negative tail; the exact value would need the argument in double-double")
+GELU_ORDERS = {"none": Order("(0.5*x) * erfc((-x)*sqrt(1/2)): each product rounded to float64, erfc the "
+                             "backend's float64 erfc", _ARG_ROUNDED),
+               "tanh": Order("x / (1 + exp(-2u)), u = (x + ((x*x)*x)*0.044715) * sqrt(2/pi): each operation "
+                             "rounded to float64, exp the backend's float64 exp", _ARG_ROUNDED)}
+GLU_ORDER = Order("a * sigmoid(b): exp, a sum, a quotient and a product, each rounded to float64",
+                  "sigmoid's libm exp and three roundings: the exact value would need exp to more than "
+                  "float64 precision")
+GATED_SILU_ORDER = Order("gate * (sigmoid(gate) * up), each step rounded to float64 (sigmoid as for glu)",
+                         "as glu; the product is taken in this order so that silu(gate) never underflows "
+                         "before the product with a large up")
+
 activation("relu", "S", NUMERIC, _relu, "max(x, 0); relu(-0.0) = +0.0; NaN stays NaN.")
 activation("sigmoid", "F", ALL, _sigmoid, "1/(1+exp(-x)), two branches on exp(-|x|): no NaN at either end.")
 activation("silu", "F", ALL, _silu, "x * sigmoid(x); silu(-inf) = -0.0.")
@@ -201,7 +217,8 @@ activation("gelu", "F", ALL, lambda p, t: _gelu_tanh if p["approximate"] == "tan
            "'none': 0.5x(1+erf(x/sqrt2)), as x/2*erfc(-x/sqrt2); 'tanh': 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), "
            "as x/(1+exp(-2u)). gelu(-inf) = -0.0.",
            params=(Param("approximate", "none", kind="choice", choices=("none", "tanh")),),
-           verify=Verify(variants=(Variant({"approximate": "tanh"}),)))
+           verify=Verify(variants=(Variant({"approximate": "tanh"}),)),
+           order=lambda p: GELU_ORDERS[p["approximate"]])
 activation("tanh", "F", ALL, _tanh, "tanh(x).")
 activation("hardsigmoid", "F", ALL, _hardsigmoid, "clamp(x/6 + 1/2, 0, 1), as ATen's min(max(x+3, 0), 6)/6.")
 activation("hardswish", "F", ALL, _hardswish, "x * hardsigmoid(x): 0 for x <= -3, x for x >= 3.")
@@ -257,9 +274,10 @@ activation("threshold", "S", NUMERIC, _threshold,
 
 # ---------------------------------------------------------------- compositions over views
 _GLU2 = OpSpec("glu", 2, "F", ALL, _glu, family="activations", operand_names=("input[first half]",
-                                                                                "input[second half]"))
+                                                                                "input[second half]"),
+               order=GLU_ORDER)
 _SILU_AND_MUL2 = OpSpec("silu_and_mul", 2, "F", ALL, _swiglu, family="activations",
-                        operand_names=("input[..., :d]", "input[..., d:]"))
+                        operand_names=("input[..., :d]", "input[..., d:]"), order=GATED_SILU_ORDER)
 
 
 def _halves(name, x, dim):
@@ -289,13 +307,14 @@ def _silu_and_mul_compose(spec, operands, params, out):
 
 
 activation("glu", "F", ALL, _glu, "a * sigmoid(b), a and b the two halves of `dim` (views, no copies).",
-           params=(Param("dim", -1, dtype="int64"),), compose=_glu_compose, verify=Verify(split=Split("dim")))
+           params=(Param("dim", -1, dtype="int64"),), compose=_glu_compose, verify=Verify(split=Split("dim")),
+           order=GLU_ORDER)
 activation("silu_and_mul", "F", ALL, _swiglu,
            "silu(x[..., :d]) * x[..., d:] with d half the last dim (views, no copies).",
-           compose=_silu_and_mul_compose,
+           compose=_silu_and_mul_compose, order=GATED_SILU_ORDER,
            verify=Verify(split=Split(), ci_rank8="compose over views: the two halves of the last dim"))
 register(OpSpec("swiglu", 2, "F", ALL, _swiglu, family="activations", operand_names=("gate", "up"),
-                doc="silu(gate) * up; both broadcast."))
+                doc="silu(gate) * up; both broadcast.", order=GATED_SILU_ORDER))
 
 _DROPOUT_COPY = OpSpec("dropout", 1, "S", ALL, _identity, family="activations", operand_names=("input",))
 

@@ -8,6 +8,7 @@ verify.Verify). `make_function(spec)` turns a spec into the public function (`nb
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
 import math
@@ -107,6 +108,7 @@ class OpSpec:
     extra: dict = field(default_factory=dict)
     declared_at: str = ""                       # "path:line" of the module-level statement that registered it
     verify: Verify = field(default_factory=Verify)  # what the precision harness must know (verify.py)
+    order: Any = None                           # Order, or callable(params) -> Order | None (verify.py)
 
     @property
     def dtype_names(self) -> tuple:
@@ -124,6 +126,11 @@ class OpSpec:
         if self.fast32 is None or any(d is not D.float32 for d in typing.compute):
             return None
         return self.fast32 if isinstance(self.fast32, FastPath) else self.fast32(params)
+
+    def select_order(self, params: dict, dtype: D.DType):
+        """The documented evaluation order (verify.Order) the op follows on `dtype`, or None."""
+        order = self.order(params) if callable(self.order) else self.order
+        return order if order is not None and order.applies(dtype) else None
 
     def fast32_variants(self) -> list[tuple[dict, FastPath, Any]]:
         """(choice parameters, fast path, exact body) for every choice of the op's 'choice'
@@ -303,6 +310,10 @@ def run(spec: OpSpec, operands, params: dict, out=None, *, config: launch.Launch
         if e.op:
             raise
         raise e.for_op(spec.name, f"the result of shape {tuple(shape)} ({typing.out.name})") from None
+    if spec.select_order(params, typing.out) is not None:
+        # a documented order rounds every step: no a*b + c contracted into an fma (CUDA; the
+        # interpreter's numpy never contracts)
+        config = dataclasses.replace(config, options=config.options + (("enable_fp_fusion", False),))
     faulted = launch.launch(body, target, tensors, ptensors, compute=typing.compute, op=spec.name, fault=fault,
                             fast=spec.select_fast32(params, typing), config=config)
     if faulted:

@@ -15,7 +15,7 @@ from ..kernels import math as m
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 from .registry import OpSpec, Param, Typing, compute_dtype, register, run
-from .verify import MASK, Verify, in_operand_dtype
+from .verify import MASK, Order, Verify, in_operand_dtype
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -141,8 +141,23 @@ def _lerp(s, e, w):
     return r.to(s.dtype)
 
 
+# float64: the documented orders below, measured against oracles/order.py (0 ulp); their error
+# against the exact value is reported beside (cancellation makes it unbounded in ulps).
+LERP_ORDER = Order("|w| < 0.5 ? s + w*(e - s) : e - (e - s)*(1 - w), each operation rounded to float64 (ATen)",
+                   "the exact s + w(e - s) needs an exact product and a three-term sum; ATen's two branches "
+                   "are exact at w = 0 and w = 1 and monotone in w")
+ADDCMUL_ORDER = Order("input + (value*tensor1)*tensor2: two products and a sum, each rounded to float64, none "
+                      "fused (ATen's expression order)",
+                      "the exact value needs the product exact and one rounding of a three-term sum. A "
+                      "product that underflows to -0 added to input = +0 gives +0 (IEEE sum of zeros), "
+                      "where the exact value, a negative tiny, rounds to -0")
+ADDCDIV_ORDER = Order("input + (value*tensor1)/tensor2: a product, a quotient and a sum, each rounded to "
+                      "float64 (ATen's expression order)",
+                      "the exact value needs (input*tensor2 + value*tensor1)/tensor2 with an exact numerator; "
+                      "near cancellation the order's error is unbounded in ulps")
+
 register(OpSpec("lerp", 3, "P", FLOATS, _lerp, family="ternary", operand_names=("input", "end", "weight"),
-                scalar_operands=(2,),
+                scalar_operands=(2,), order=LERP_ORDER,
                 doc="input + weight*(end - input) by ATen's two-branch formula (|weight| < 0.5 from input, "
                     "else from end); weight is a scalar or a tensor; all broadcast.",
                 verify=Verify(ci_rank8="ternary on floats with a Python-scalar third operand")))
@@ -174,9 +189,9 @@ def _value_param(spec):
 
 
 register(OpSpec("addcmul", 3, "P", NUMERIC, _addcmul, family="ternary", operand_names=("input", "tensor1", "tensor2"),
-                params=(Param("value", 1),), kernel_params=_value_param("addcmul"),
+                params=(Param("value", 1),), kernel_params=_value_param("addcmul"), order=ADDCMUL_ORDER,
                 doc="input + value*tensor1*tensor2; all broadcast (integers wrap)."))
 register(OpSpec("addcdiv", 3, "P", FLOATS, _addcdiv, family="ternary", operand_names=("input", "tensor1", "tensor2"),
-                params=(Param("value", 1),), kernel_params=_value_param("addcdiv"),
+                params=(Param("value", 1),), kernel_params=_value_param("addcdiv"), order=ADDCDIV_ORDER,
                 doc="input + value*tensor1/tensor2; all broadcast; floating dtypes only (ATen refuses integer "
                     "addcdiv)."))

@@ -76,6 +76,23 @@ class BigCase:
 
 
 @dataclass(frozen=True)
+class Order:
+    """The documented evaluation order of an op whose result on `dtypes` is not meant to be the
+    correctly rounded exact value: `steps` in words, each operation rounded to the compute dtype as
+    written and none contracted (the launcher compiles the op with fp fusion off on those dtypes, so
+    a*b + c is two roundings on every backend). The harness measures such results twice: against
+    this composition (oracles/order.py), gated at `budget` ulp, and against the exact value,
+    reported beside it. `why`: what the exact value would cost, or what the order keeps."""
+    steps: str
+    why: str
+    dtypes: tuple = (D.float64,)
+    budget: float = 0.0
+
+    def applies(self, d: D.DType) -> bool:
+        return d in self.dtypes
+
+
+@dataclass(frozen=True)
 class Verify:
     variants: tuple = ()                  # Variants measured besides the defaults
     measure_default: bool = True          # False: the defaults are no target (to's dtype, clamp's bounds)

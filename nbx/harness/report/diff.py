@@ -15,7 +15,7 @@ from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp
 
 # Figures where more is worse. max_ulp honours the tolerance; the others are counts whose
 # budget is 0 and where any increase matters.
-COUNT_FIELDS = ("special_mismatches", "wrong", "not_correctly_rounded")
+COUNT_FIELDS = ("special_mismatches", "wrong", "not_correctly_rounded", "order_differ")
 # A correctly rounded result is within half an ulp (plus the gate's 1e-9 of float noise). Where
 # both reports are within it, max ulp only moves with the cases drawn, within [0, 0.5]: the count
 # not correctly rounded is the figure that says whether the op got worse.
@@ -87,6 +87,11 @@ def _compare(old: Measurement, new: Measurement, tolerance: float) -> tuple[list
             worse.append(Change(key, "max_ulp", o, n))
         elif _rank(n) < _rank(o) - tolerance:
             better.append(Change(key, "max_ulp", o, n))
+    if old.order_cases and new.order_cases:
+        # a compound op's gated figure: any move away from its documented order is a change
+        o, n = _rank(old.order_max_ulp), _rank(new.order_max_ulp)
+        if n != o:
+            (worse if n > o else better).append(Change(key, "order_max_ulp", old.order_max_ulp, new.order_max_ulp))
     for name in COUNT_FIELDS:
         if name == "not_correctly_rounded" and old.cases != new.cases:
             # Different case counts (another profile or sample size): compare the fraction.

@@ -50,7 +50,7 @@ WORST_ROWS_OTHER = 1             # and for any other (the plot still rings all o
 
 COLUMNS = (  # header, "num" or "str"
     ("op", "str"), ("dtype", "str"), ("suite", "str"), ("cases", "num"), ("max ulp", "num"),
-    ("budget", "num"), ("mean ulp", "num"), ("p99.9 ulp", "num"), ("not CR", "num"),
+    ("budget", "num"), ("vs order", "num"), ("mean ulp", "num"), ("p99.9 ulp", "num"), ("not CR", "num"),
     ("specials", "num"), ("wrong", "num"), ("close calls", "num"), ("unresolved", "num"),
     ("layouts", "num"), ("wall s", "num"))
 
@@ -261,10 +261,13 @@ class _Row:
 
 def _row(i: int, m: Measurement, msgs: list[str], gated: bool, budget: float | None) -> _Row:
     cells = [m.op, m.dtype, m.suite, _num(m.cases), _num(m.max_ulp),
-             "" if budget is None else fmt_ulp(budget), _num(m.mean_ulp), _num(m.p999_ulp),
+             "" if budget is None else fmt_ulp(budget), _num(m.order_max_ulp) if m.order_cases else "",
+             _num(m.mean_ulp), _num(m.p999_ulp),
              fmt_frac(m.frac_not_correctly_rounded), _num(m.special_mismatches), _num(m.wrong),
              _num(m.close_calls), _num(m.unresolved), _num(m.layouts), f"{m.wall_s:.3g}"]
-    exact = {4: _sort_value(m.max_ulp), 7: _sort_value(m.p999_ulp)}
+    exact = {4: _sort_value(m.max_ulp), 8: _sort_value(m.p999_ulp)}
+    if m.order_cases:
+        exact[6] = _sort_value(m.order_max_ulp)
     status = m.error or "; ".join(msgs) or ("ok" if gated else "")
     cls = "error" if m.error else ("fail" if msgs else "")
     return _Row(i, m, cls, status, budget, cells, [exact.get(k, "") for k in range(len(cells))])

@@ -10,7 +10,9 @@ anything get worse, and where":
 4. the changes since the previous report of the same profile, backend and seed (find_previous),
    naming the report compared with, or saying that none was found;
 5. the worst inputs of the measurements above, in decimal and hex, each with a `nbx repro` command;
-6. the rest of the failures and changes, then one table per suite with a budget column.
+6. the rest of the failures and changes; the inputs decided on the device; compound ops, their
+   gated figure against the documented evaluation order beside the exact one; the budgets that
+   carry a written reason; then one table per suite with a budget column.
 
 Decimal values need the operand and result dtypes of each target, which only nbx's ops know: they
 are found by running the target on one element (nbx loads then, with Triton). Where that is not
@@ -26,7 +28,7 @@ from nbx.harness.report.diff import ReportDiff, diff_reports
 from nbx.harness.report.json_report import (Key, Previous, Report, fmt_frac, fmt_ulp,
                                             parse_label, severity)
 
-COLUMNS = ("status", "op", "dtype", "cases", "max ulp", "budget", "mean", "p99.9", "not CR",
+COLUMNS = ("status", "op", "dtype", "cases", "max ulp", "budget", "vs order", "mean", "p99.9", "not CR",
            "specials", "wrong", "layouts")
 # Suites whose worst inputs are operand bit patterns of the target, which `nbx repro` replays.
 VALUE_SUITES = ("bank", "exhaustive16", "sweep", "pairs")
@@ -153,6 +155,20 @@ def _budget(verdict, m: Measurement) -> float | None:
 
 def _fmt_budget(b: float | None) -> str:
     return "-" if b is None else fmt_ulp(b)
+
+
+def _budget_cell(verdict, m: Measurement) -> str:
+    """The budget that gates m: its max ulp, or "order N" for a compound op held to its documented
+    order; "*" marks an entry with a written reason (listed under "Budget reasons")."""
+    if verdict is None:
+        return "-"
+    text = (f"order {_fmt_budget(verdict.order_budget(m.op, m.dtype))}" if m.order_cases
+            else _fmt_budget(_budget(verdict, m)))
+    return text + (" *" if verdict.reason(m.op, m.dtype) else "")
+
+
+def _vs_order(m: Measurement) -> str:
+    return fmt_ulp(m.order_max_ulp) if m.order_cases else "-"
 
 
 def _status(report: Report, verdict, failures) -> str:
@@ -376,8 +392,10 @@ def _suite_order(suites: set[str]) -> list[str]:
 
 def _tables(report: Report, verdict, failures) -> list[str]:
     ms = report.measurements
-    out = ["## All measurements", "", "One table per suite, by op and dtype; budget: the max ulp "
-           "allowed for the op and dtype over every value suite.", ""]
+    out = ["## All measurements", "", "One table per suite, by op and dtype; max ulp: against the exact "
+           "value; budget: the max ulp allowed for the op and dtype over every value suite, or, for a "
+           "compound op (order N), the ulps allowed from its documented evaluation order, whose figure "
+           "is under vs order; * marks a budget with a written reason.", ""]
     marks = verdict.by_key() if verdict is not None else failures
     if ms:
         out += ["Time per suite (the jobs' wall seconds, summed over shards): " + ", ".join(
@@ -387,7 +405,7 @@ def _tables(report: Report, verdict, failures) -> list[str]:
         rows = sorted((m for m in ms if m.suite == suite), key=Measurement.key)
         out += [f"<details><summary>{_cell(suite)} ({len(rows)})</summary>", ""]
         out += _table(COLUMNS, [(status_of(m, marks), _cell(m.op), _cell(m.dtype), m.cases,
-                                 fmt_ulp(m.max_ulp), _fmt_budget(_budget(verdict, m)),
+                                 fmt_ulp(m.max_ulp), _budget_cell(verdict, m), _vs_order(m),
                                  fmt_ulp(m.mean_ulp), fmt_ulp(m.p999_ulp),
                                  fmt_frac(m.frac_not_correctly_rounded), m.special_mismatches,
                                  m.wrong, m.layouts) for m in rows],
@@ -415,6 +433,39 @@ def _every_input(report: Report) -> list[str]:
             + _table(header, rows, right=header[3:]) + [""])
 
 
+def _compound(report: Report, verdict) -> list[str]:
+    """Compound ops: the gated figure against the documented order beside the exact one."""
+    ms = sorted((m for m in report.measurements if m.order_cases), key=Measurement.key)
+    if not ms:
+        return []
+    header = ("op", "dtype", "suite", "cases", "vs order", "differ", "order budget", "vs exact", "not CR",
+              "specials")
+    rows = [(_cell(m.op), _cell(m.dtype), _cell(m.suite), f"{m.cases:,}", fmt_ulp(m.order_max_ulp),
+             f"{m.order_differ:,}", _fmt_budget(verdict.order_budget(m.op, m.dtype) if verdict else None),
+             fmt_ulp(m.max_ulp), fmt_frac(m.frac_not_correctly_rounded), m.special_mismatches) for m in ms]
+    return (["## Compound ops: against their documented order", "",
+             "Each result compared with the op's documented evaluation order (each step rounded as "
+             "docs/OPS.md states it), run on the same backend: that figure is gated. Beside it, the "
+             "error against the exact value, which the order itself decides (cancellation, a rounded "
+             "argument) and which is reported, not gated.", ""]
+            + _table(header, rows, right=header[3:]) + [""])
+
+
+def _reasons(report: Report, verdict) -> list[str]:
+    """The budget entries of this report's ops and dtypes that carry a written reason."""
+    if verdict is None:
+        return []
+    keys = sorted({(m.op, m.dtype) for m in report.measurements if verdict.reason(m.op, m.dtype)})
+    if not keys:
+        return []
+    rows = []
+    for op, dt in keys:
+        entry = verdict.budgets.get(f"{op}|{dt}", {})
+        what = ", ".join(f"{k} {v:g}" for k, v in sorted(entry.items()) if k != "reason")
+        rows.append((_cell(op), _cell(dt), _cell(what), _cell(verdict.reason(op, dt), 400)))
+    return ["## Budget reasons", "", *_table(("op", "dtype", "budget", "reason"), rows), ""]
+
+
 def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = None,
                     verdict=None, previous: Previous | None = None) -> str:
     """The summary (module docstring). verdict: gate.evaluate's result for this report (None: not
@@ -432,5 +483,7 @@ def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = N
     lines += _worst_section(_pick_worst(verdict, failures, diff, closest, by_key), verdict)
     lines += _rest(verdict, diff, by_key)
     lines += _every_input(report)
+    lines += _compound(report, verdict)
+    lines += _reasons(report, verdict)
     lines += _tables(report, verdict, failures)
     return "\n".join(lines).rstrip("\n") + "\n"
