@@ -296,7 +296,7 @@ def cmd_ops(a) -> int:
     data = B.load(B.path_for(nbx.backend_id()))["budgets"]
     rows = []
     for name, spec in nbx.OPS.items():
-        bud = [f"{d.name}:{data[B.key(name, d.name)]['max_ulp']}" for d in spec.dtypes
+        bud = [f"{d.name}:{B.describe(data[B.key(name, d.name)])}" for d in spec.dtypes
                if B.key(name, d.name) in data]
         rows.append((name, spec.family, spec.arity, ",".join(spec.dtype_names), " ".join(bud)))
     if a.json:
@@ -360,7 +360,7 @@ def cmd_where(a) -> int:
         keys = [k for k in data if k.split("|")[0].split(":")[0] == spec.name]
         labels = sorted({k.split("|")[0] for k in keys})
         for label in labels:
-            row = ", ".join(f"{k.split('|')[1]} {data[k]['max_ulp']:g}" for k in keys if k.split("|")[0] == label)
+            row = ", ".join(f"{k.split('|')[1]} {B.describe(data[k])}" for k in keys if k.split("|")[0] == label)
             print(f"  budgets  {_rel(path)} \"{label}|<dtype>\": {row}")
     print(f"  docs     docs/OPS.md ({spec.family})")
     return 0

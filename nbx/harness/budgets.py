@@ -47,6 +47,13 @@ def unexplained(data: dict) -> list[tuple[str, str]]:
     return out
 
 
+def describe(entry: dict) -> str:
+    """An entry in a few characters: "0.5", or "order 0" for a compound op's order budget."""
+    if "max_ulp" in entry:
+        return f"{entry['max_ulp']:g}"
+    return f"order {entry.get('order_max_ulp', 0):g}"
+
+
 def path_for(backend_id: str, base: Path | None = None) -> Path:
     return (base or ROOT) / f"{backend_id}.json"
 
