@@ -10,6 +10,7 @@ the kernels and the harness inside its function.
 """
 from __future__ import annotations
 
+import itertools
 import argparse
 import sys
 from pathlib import Path
@@ -326,6 +327,10 @@ def _rel(path) -> str:
     return (str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(p)) + rest
 
 
+def p_default(spec, name: str):
+    return next(p.default for p in spec.params if p.name == name)
+
+
 def cmd_where(a) -> int:
     """Where an op lives: its spec, body, fast path, oracle, bank files and budgets."""
     import math
@@ -351,6 +356,16 @@ def cmd_where(a) -> int:
     o = ORACLES[spec.name]
     print(f"  oracle   {_rel(o.declared_at) if getattr(o, 'declared_at', '') else 'oracles/'} "
           f"(ORACLES[{spec.name!r}])")
+    from oracles.order import ORDER_ORACLES
+    choices = [p for p in spec.params if p.kind == "choice"]
+    for values in itertools.product(*[p.choices for p in choices]):
+        params = {p.name: v for p, v in zip(choices, values)}
+        label = spec.name + "".join(f":{k}={v}" for k, v in params.items() if v != p_default(spec, k))
+        order = spec.order(params) if callable(spec.order) else spec.order
+        if order is not None:
+            oo = ORDER_ORACLES.get(label) or ORDER_ORACLES[spec.name]
+            print(f"  order    {label} on {', '.join(d.name for d in order.dtypes)}: {order.steps}; "
+                  f"oracle {_where(oo.fn)}")
     root = K.root()
     dirs = sorted(d for d in root.glob(f"{spec.name}*") if d.name == spec.name or d.name.startswith(spec.name + "@"))
     for d in dirs:

@@ -25,6 +25,10 @@ def test_where_names_existing_places(op, capsys):
             assert (ROOT / m.group(2)).exists(), ln
     assert re.match(rf"\s*oracle\s+oracles/{spec.family}\.py:\d+", lines["oracle"]), lines["oracle"]
     assert ("fast32" in lines) == (spec.fast32 is not None)
+    assert ("order" in lines) == (spec.order is not None)
+    for ln in out.splitlines():
+        m = re.match(r"\s*order\s.*oracle (oracles/order\.py):\d+", ln)
+        assert m or not ln.lstrip().startswith("order "), ln
     assert "bank" in lines and "budgets" in lines
 
 
