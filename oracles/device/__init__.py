@@ -29,16 +29,18 @@ DEVICE_ORACLES: dict[str, "DeviceOracle"] = {}
 
 @dataclass(frozen=True)
 class DeviceOracle:
-    """fn: @triton.jit (x, p0, p1) -> float64 for unary ops, (a, b, p0, p1) for binary ones; k: the
-    bound in float64 ulps of the value (E = k 2^-53; 0: exact); params: the op's parameter names
-    passed as p0, p1 (with the oracle's defaults); why: how k follows from the evaluation."""
+    """fn: @triton.jit (x, p0, p1) -> float64 for unary ops, (a, b, p0, p1) for binary ones,
+    (a, b, c, p0, p1) for ternary ones; k: the bound in float64 ulps of the value (E = k 2^-53; 0:
+    exact); params: the op's parameter names passed as p0, p1 (with the oracle's defaults); why: how
+    k follows from the evaluation; exact_at: for binary and ternary oracles, a @triton.jit function
+    of the same arguments -> bool, true where the value is exact (a tie there is a tie)."""
     name: str
     fn: Any
     k: float
     params: tuple = ()
     why: str = ""
     arity: int = 1
-    exact_at: Any = None        # binary: @triton.jit (a, b, p0, p1) -> bool, where the value is exact
+    exact_at: Any = None        # binary, ternary: @triton.jit (operands, p0, p1) -> bool, where exact
 
     @property
     def bound(self) -> float:
@@ -56,4 +58,4 @@ def device(name: str, fn, k: float, params: tuple = (), why: str = "", arity: in
     return d
 
 
-from . import activations, arithmetic, binary_math, unary  # noqa: E402,F401  (registration)
+from . import activations, arithmetic, binary_math, convert, division, ternary, unary  # noqa: E402,F401  (registration)

@@ -156,3 +156,38 @@ device("gelu", _gelu, 1024, why="erfc's condition on a rounded argument (see com
 device("gelu:approximate=tanh", _gelu_tanh, 2048, why="exp's condition on a rounded argument (see comment)")
 # u = x beta rounded once; softplus(u) has condition <= |u| <= 104 where the result stays >= 2^-149
 device("softplus", _softplus, 512, ("beta", "threshold"), why="exp's condition on the rounded product x beta")
+
+
+@triton.jit
+def sigmoid_mul64(m, b):
+    """m sigmoid(b) for finite m (an exact product of the operands) and b not NaN. Below b = -600,
+    sigmoid(b) = e^b (1 - e^b + ...) is e^b to 2^-865, and m e^b as (m h) h with h = e^(b/2) (b/2
+    exact): e^b itself would be a float64 subnormal there (b < -708), of few bits, while m (up to
+    2^256) lifts the product back above 2^-1000."""
+    h = libdevice.exp(b * 0.5)
+    return tl.where(b < -600.0, (m * h) * h, m * sigmoid64(b))
+
+
+@triton.jit
+def _glu(a, b, p0, p1):
+    # an infinite a keeps the plain form a * sigmoid(b) (the CPU oracle's: inf * 0 is NaN at b = -inf)
+    plain = a * sigmoid64(b)
+    return tl.where(tl.abs(a) < float("inf"), sigmoid_mul64(a, b), plain)
+
+
+@triton.jit
+def _swiglu(gate, up, p0, p1):
+    # silu(gate) * up; where an operand is infinite or NaN, the CPU oracle's form: gate * (sigmoid(gate)
+    # * up), and -0 * up at gate = -inf
+    plain = tl.where(gate == -float("inf"), neg_zero(gate) * up, gate * (sigmoid64(gate) * up))
+    finite = (tl.abs(gate) < float("inf")) & (tl.abs(up) < float("inf"))
+    return tl.where(finite, sigmoid_mul64(gate * up, gate), plain)
+
+
+# m sigmoid(b): sigmoid's bound (2 LIBM: exp, a sum, a quotient) and one product; below b = -600
+# two exps of an exact argument and two products; m = gate * up is exact for these formats
+device("glu", _glu, 3 * LIBM, why="a * sigmoid(b): sigmoid's bound and one product, e^b split below b = -600",
+       arity=2)
+WHY_SWIGLU = "(gate up, exact) * sigmoid(gate): sigmoid's bound and one product, e^gate split below -600"
+device("swiglu", _swiglu, 3 * LIBM, why=WHY_SWIGLU, arity=2)
+device("silu_and_mul", _swiglu, 3 * LIBM, why=WHY_SWIGLU, arity=2)

@@ -45,3 +45,31 @@ device("copysign", _copysign, 0, why="exact", arity=2)
 device("fmod", _fmod, 0, why="C fmod is exact", arity=2)
 device("atan2", _atan2, LIBM, why="libdevice's atan2 of exact arguments", arity=2)
 device("hypot", _hypot, LIBM, why="libdevice's hypot of exact arguments", arity=2)
+
+
+@triton.jit
+def _pow(x, y, p0, p1):
+    # libdevice's pow (a double-double log and exp inside: NVIDIA's table gives 2 ulp over the whole
+    # range, near x = 1 and at huge and tiny results included); x^2 and x^3 by products where those
+    # are exact (x^2 always for these formats, x^3 where the fma residual is 0), so that their ties
+    # are known exact (_pow_exact). C99's rules restated where numpy's power (the interpreter's)
+    # might differ: pow(x, +-0) = 1, pow(+-0, y > 0 not an odd integer) = +0, pow(-inf, y) for y not
+    # an odd integer is +inf or +0.
+    r = libdevice.pow(x, y)
+    sq = x * x
+    cube = sq * x
+    r = tl.where(y == 2.0, sq, tl.where((y == 3.0) & (libdevice.fma(sq, x, cube * -1.0) == 0), cube, r))
+    odd = tl.abs(libdevice.fmod(y, tl.full(y.shape, 2.0, tl.float64))) == 1.0
+    r = tl.where((x == 0) & (y > 0) & ~odd, 0.0, r)
+    r = tl.where((x == -float("inf")) & ~odd & (y == y), tl.where(y > 0, float("inf"), 0.0), r)
+    return tl.where(y == 0, 1.0, r)
+
+
+@triton.jit
+def _pow_exact(x, y, p0, p1):
+    sq = x * x
+    return (y == 2.0) | ((y == 3.0) & (libdevice.fma(sq, x, sq * x * -1.0) == 0))
+
+
+device("pow", _pow, LIBM, why="libdevice's pow of exact arguments (2 ulp in NVIDIA's table, glibc's < 1); x^2 "
+                              "and exact x^3 as products (EXACT_AT)", arity=2, exact_at=_pow_exact)
