@@ -1,8 +1,9 @@
 """Every op once on the device (marked `cuda`: skipped unless nbx chose the CUDA backend).
 
 This is the kernel workload `make gpu-sanitize` runs under compute-sanitizer (tools/gpu_sanitize.sh),
-so it is small: one target per op (float32 where the op has it, else its first dtype; default
-parameters), N elements, a size that leaves the last tile partial. Each op runs
+so it is small: each op on float32, float64, bfloat16 and int32 where it has them (else its first
+dtype), with its first measured parameter set, N elements, a size that leaves the last tile
+partial. Each runs
 - contiguous (the fast path where the op has one, else the generic kernel's flat case),
 - into a poisoned `out=` (every element written, the same bits),
 - on stride-2 views of its operands (the generic kernel's strided case): the same bits,
@@ -23,10 +24,20 @@ pytestmark = pytest.mark.cuda
 N = 4099          # two full 2048-element tiles and one partial one
 
 
-def _target(name):
+DTYPES = ("float32", "float64", "bfloat16", "int32")
+
+
+def _cases():
+    out = []
+    for name in sorted(nbx.OPS):
+        names = [d.name for d in nbx.OPS[name].dtypes]
+        out += [(name, d) for d in DTYPES if d in names] or [(name, names[0])]
+    return out
+
+
+def _target(name, dt):
     from nbx.harness import targets as T
-    ts = T.targets(ops=[name])
-    return next((t for t in ts if t.dtype.name == "float32"), ts[0]) if ts else None
+    return next(iter(T.targets(ops=[name], dtypes=[dt])), None)
 
 
 def _operands(t, rng):
@@ -42,12 +53,12 @@ def _poison(d):
     return 7 if not d.is_bool else True
 
 
-@pytest.mark.parametrize("name", sorted(nbx.OPS))
-def test_op_on_device(name):
+@pytest.mark.parametrize("name, dt", _cases(), ids=[f"{n}-{d}" for n, d in _cases()])
+def test_op_on_device(name, dt):
     from nbx.harness import targets as T
-    t = _target(name)
-    assert t is not None, name
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    t = _target(name, dt)
+    assert t is not None, (name, dt)
+    rng = np.random.default_rng(zlib.crc32(f"{name}|{dt}".encode()))
     arrays = _operands(t, rng)
     want = t.run(arrays)                                     # contiguous
     assert want.size, name
@@ -55,17 +66,17 @@ def test_op_on_device(name):
         return                                               # glu, silu_and_mul: halves of one operand
     ops = [nbx.from_numpy(a) for a in arrays]
     first = T.call(t, ops)
-    assert_bits_equal(first.numpy(), want, context=f"{name} again")
+    assert_bits_equal(first.numpy(), want, context=f"{name} {dt} again")
     out = nbx.full(first.shape, _poison(first.dtype), dtype=first.dtype.name)
     T.call(t, ops, out=out)
-    assert_bits_equal(out.numpy(), want, context=f"{name} out=")
+    assert_bits_equal(out.numpy(), want, context=f"{name} {dt} out=")
     strided = []
     for a in arrays:                                        # the values at even places of a buffer
         big = np.empty(2 * a.size, dtype=a.dtype)
         big[0::2], big[1::2] = a, a[::-1]
         strided.append(nbx.from_numpy(big)[0::2])
     got = T.call(t, strided)
-    assert_bits_equal(got.numpy(), want, context=f"{name} strided")
+    assert_bits_equal(got.numpy(), want, context=f"{name} {dt} strided")
 
 
 @pytest.mark.parametrize("name", ["floor_divide", "remainder"])

@@ -11,7 +11,8 @@
 # cubins instead of compiling. Then each tool of SANITIZE_TOOLS over the same tests, in one process,
 # stopped after SANITIZE_TIMEOUT seconds. Writes OUT_DIR/<step>.txt and OUT_DIR/summary.md (per tool:
 # the command, its exit status, compute-sanitizer's ERROR SUMMARY count, wall seconds).
-# Exit 1 if any step failed or any tool reported an error.
+# Then, unless SANITIZE_CANARY=0, the canaries: a planted error per tool (memcheck, initcheck) that it
+# must report. Exit 1 if any step failed, any tool reported an error, or a canary went unreported.
 #
 # Environment: GPU_PY (python3), GPU_JOBS (8), SANITIZER (compute-sanitizer),
 # SANITIZE_TOOLS ("memcheck racecheck initcheck"), SANITIZE_TIMEOUT (170).
@@ -51,13 +52,38 @@ step() {
   "$@" > "$out/$name.txt" 2>&1
   rc=$?
   t1=$(now)
-  errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$out/$name.txt" | tail -1 | awk '{print $3}')
-  case $name in sanitize-*) [ -n "$errors" ] || errors="none printed";; *) errors="-";; esac
+  # memcheck, initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: H hazards
+  # displayed (N errors, W warnings)"
+  errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error|\([0-9]+ errors?, [0-9]+ warning' "$out/$name.txt" | tail -1 |
+    sed -E 's/ERROR SUMMARY: ([0-9]+).*/\1/; s/\(([0-9]+) errors?, ([0-9]+) warning/\1 (\2 warnings)/')
+  case $name in sanitize-*|canary-*) [ -n "$errors" ] || errors="none printed";; *) errors="-";; esac
   tests=$(grep -E ' in [0-9.]+s( |$)' "$out/$name.txt" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//')
-  echo "| $name | \`$*\` | $rc | $errors | $(secs "$t0" "$t1") | ${tests:-?} |" >> "$summary"
+  cmd=$(printf '%s' "$*" | tr '\n' ' ' | cut -c1-220)
+  echo "| $name | \`$cmd\` | $rc | $errors | $(secs "$t0" "$t1") | ${tests:-?} |" >> "$summary"
   echo "$name: exit $rc, errors $errors, $(secs "$t0" "$t1") s, ${tests:-?}"
-  if [ "$rc" != 0 ] || { [ "$errors" != "-" ] && [ "$errors" != 0 ]; }; then failed=1; fi
+  case $name in
+    canary-*) # a planted error: the tool must report it (else it sees nothing of nbx's kernels)
+      case $errors in 0*|none*) failed=1;; esac;;
+    *) if [ "$rc" != 0 ] || { [ "$errors" != "-" ] && [ "${errors%% *}" != 0 ]; }; then failed=1; fi;;
+  esac
 }
+
+# The canaries: one planted error each, through a Triton kernel on nbx's memory, which the tool must
+# report. memcheck: a store 256 MiB past a 64-byte tensor; initcheck: an op reading nbx.empty().
+CANARY_MEMCHECK='
+import nbx, triton, triton.language as tl
+@triton.jit
+def oob(p):
+    tl.store(p + (1 << 26), 1.0)
+x = nbx.zeros(16)
+oob[(1,)](x)
+nbx.synchronize()
+print("stored past the end of a 16-element tensor")'
+CANARY_INITCHECK='
+import nbx
+nbx.neg(nbx.empty(4096)).numpy()
+print("read an uninitialized tensor")'
+
 
 step plain-oom $PYTEST -k oom $TESTS
 if $py -c "import xdist" 2>/dev/null; then par="-n $jobs"; else par=""; fi
@@ -66,7 +92,15 @@ for tool in $tools; do
   step "sanitize-$tool" timeout "$limit" $san --tool "$tool" --error-exitcode 86 --print-limit 50 \
     $PYTEST -k "not oom" $TESTS
 done
+if [ "${SANITIZE_CANARY:-1}" = 1 ]; then
+  for tool in memcheck initcheck; do
+    case " $tools " in *" $tool "*) ;; *) continue;; esac
+    code=$(if [ $tool = memcheck ]; then echo "$CANARY_MEMCHECK"; else echo "$CANARY_INITCHECK"; fi)
+    step "canary-$tool" timeout 120 $san --tool "$tool" --error-exitcode 86 --print-limit 5 $py -c "$code"
+  done
+fi
 echo >> "$summary"
-echo "exit 86: compute-sanitizer found errors; 124: stopped after SANITIZE_TIMEOUT=${limit}s" >> "$summary"
+echo "exit 86: compute-sanitizer found errors; 124: stopped after SANITIZE_TIMEOUT=${limit}s." >> "$summary"
+echo "canary-*: a planted error the tool must find (errors >= 1, exit 86), proving it sees Triton's kernels." >> "$summary"
 cat "$summary"
 exit $failed
