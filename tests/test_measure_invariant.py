@@ -31,3 +31,31 @@ def test_misrounded_count_agrees_with_the_ulp_error(op, dtype):
         if not ORACLES[op].zero_sign_matters:
             zeros = (got.astype(np.float64) == 0) & ok & (b.err == 0)
             assert not (b.not_cr & zeros).any(), t.label
+
+
+@pytest.mark.parametrize("op", ["div", "mul", "square", "sqrt", "exp"])
+def test_float64_results_in_the_subnormal_grid_are_scored_from_one_rounding(op):
+    """float(mpf) rounds a subnormal twice (to 53 bits, then to the grid): 0xfffffffffffff / (1 - 2^-53)
+    = 2^52 - 1/2 - 2^-53 units lies below the midpoint, so 0xfffffffffffff is correct, 0.5 ulp off,
+    not "0x10000000000000 expected, 1 ulp". Results near 2^-1022 and below, both ways."""
+    rng = np.random.default_rng(3)
+    n = 1 << 11
+    tiny = (rng.integers(1, 1 << 53, n, dtype=np.uint64) | (rng.integers(0, 2, n, dtype=np.uint64) << 63)).view(np.float64)
+    near1 = (np.uint64(0x3ff0000000000000) + rng.integers(-2048, 2048, n).astype(np.int64).astype(np.uint64)).view(np.float64)
+    cases = {"div": [tiny, near1], "mul": [tiny, near1], "square": [np.sqrt(np.abs(tiny)) * near1],
+             "sqrt": [np.abs(tiny) * 2.0 ** -1000], "exp": [-708.5 - rng.random(n) * 36]}
+    arrays = cases[op]
+    arrays[0][:2] = np.array([0xfffffffffffff, 0x800fffffffffffff], dtype=np.uint64).view(np.float64)
+    if op in ("div", "mul"):
+        arrays[1][:2] = np.array([0x3fefffffffffffff] * 2, dtype=np.uint64).view(np.float64)
+    t = targets(ops=[op], dtypes=["float64"])[0]
+    got = t.run(arrays)
+    b = measure.score(t, arrays, got)
+    ok = ~b.special & np.isfinite(b.err)
+    assert not (b.not_cr & ok & (b.err < 0.5 - MARGIN)).any()
+    assert not (~b.not_cr & ok & (b.err > 0.5 + MARGIN)).any()
+    if op in ("div", "mul", "square", "sqrt"):       # IEEE operations: correctly rounded, in the subnormals too
+        assert not b.not_cr.any(), [hex(int(v)) for v in got.view(np.uint64)[b.not_cr][:4]]
+        assert b.err.max() <= 0.5 + MARGIN
+    if op == "div":
+        assert got.view(np.uint64)[0] == 0xfffffffffffff and b.expected_bits[0] == 0xfffffffffffff

@@ -26,6 +26,7 @@ from .order import order_error
 from .targets import Target
 
 CLOSE = 1e-6
+SUBNORMAL64 = 2.0 ** -1022          # the least normal float64; below it the grid is subnormal
 
 
 def oracle_params(target: Target, out: D.DType) -> dict:
@@ -116,9 +117,12 @@ def exact_expected(target, arrays, out: D.DType, params) -> np.ndarray:
 
 
 def _mp_truth(oracle, vals, params, prec: int):
-    """Double-double (hi, lo) of the mpmath value at `prec` bits, per case."""
+    """Double-double (hi, lo) of the mpmath value at `prec` bits, per case, and {case: mpf} for the
+    values in the subnormal grid (|y| <= 2^-1022), where lo cannot carry the fraction of an ulp
+    (it would be a subnormal itself): their error is taken from the mpf (tiny_errors)."""
     hi = np.empty(len(vals[0]))
     lo = np.zeros(len(vals[0]))
+    tiny = {}
     with mpmath.workprec(prec):
         for i, row in enumerate(zip(*vals)):
             y = evaluate_mp(oracle, tuple(float(v) for v in row), params)
@@ -126,10 +130,25 @@ def _mp_truth(oracle, vals, params, prec: int):
                 hi[i] = float(y)
                 continue
             h = float(y) if abs(y) < mpmath.mpf(2) ** 1024 else math.copysign(math.inf, y)
+            if h != 0 and abs(h) <= SUBNORMAL64:
+                # float(mpf) rounds to 53 bits, then into the subnormal grid: twice. A value just
+                # below a subnormal midpoint became the tie and went to even (div of 0xfffffffffffff
+                # by 1 - 2^-53 gave 0x10000000000000 as "correct"); round once, from the mpf.
+                h = float(np.uint64(round_mpf(y, "float64")).view(np.float64))
+                tiny[i] = y
             hi[i] = h
             if math.isfinite(h):
                 lo[i] = float(y - h)
-    return hi, lo
+    return hi, lo, tiny
+
+
+def tiny_errors(err: np.ndarray, got: np.ndarray, tiny: dict, prec: int) -> None:
+    """err[i] = |got - y| / 2^-1074 exactly, for the subnormal-grid truths y of _mp_truth."""
+    with mpmath.workprec(prec):
+        for i, y in tiny.items():
+            g = float(got[i])
+            if math.isfinite(g):
+                err[i] = float(abs(y - mpmath.mpf(g)) * mpmath.mpf(2) ** 1074)
 
 
 def round_exact_or_ziv(oracle, row: tuple, params: dict, fmt):
@@ -163,13 +182,15 @@ def score(target: Target, arrays: list[np.ndarray], got: np.ndarray) -> Batch:
     fmt = FORMATS[out.name]
     vals = target.oracle_values(arrays, out)
     if out is D.float64:
-        hi, lo = _mp_truth(oracle, vals, params, 53 + 60)
+        hi, lo, tiny = _mp_truth(oracle, vals, params, 53 + 60)
         truth, y64 = (hi, lo), hi
     else:
         y64 = np.asarray(oracle.f64(*vals, **params), dtype=np.float64)
         truth = y64
     with np.errstate(all="ignore"):
         err = ulp.ulp_error(got, truth, fmt)
+    if out is D.float64:
+        tiny_errors(err, got, tiny, 53 + 60)
     special = ulp.classify_specials(got, y64, fmt, zero_sign_matters=oracle.zero_sign_matters)["special"]
     expected = round_float64_array_to(fmt, y64)
     exp_bits = to_bits(expected, fmt).copy()
