@@ -4,7 +4,8 @@ Triton's interpreter runs code that the GPU compiler refuses (a kernel reading a
 global; on the H200 that failed gelu's, gelu tanh's and selu's oracles while the interpreter ran
 them). This compiles the device score's evaluation kernel with each oracle for an sm_90 target with
 Triton's own toolchain, in a process where nbx's backend is a stand-in that says "cuda", and checks
-that a kernel reading a plain global does fail there, so the check can fail."""
+that a kernel reading a plain global does fail there, so the check can fail. The score kernel is
+compiled too with every oracle that brings its own EXACT_AT or takes three operands."""
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +23,12 @@ pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.m
 be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, None; sys.modules["nbx.backend"] = be
 import oracles.device as OD
 ds = importlib.import_module("nbx.harness.device_score")
-SIG = {"x_ptr": "*fp64", "y_ptr": "*fp64", "out_ptr": "*fp64", "n": "i32", "p0": "i64", "p1": "i64",
-       "ORACLE": "constexpr", "N_IN": "constexpr", "BLOCK": "constexpr"}
+SIG = {"x_ptr": "*fp64", "y_ptr": "*fp64", "z_ptr": "*fp64", "out_ptr": "*fp64", "n": "i32", "p0": "i64",
+       "p1": "i64", "ORACLE": "constexpr", "N_IN": "constexpr", "BLOCK": "constexpr"}
+SCORE_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "got_ptr": "*fp32", "n": "i32", "p0": "i64",
+             "p1": "i64", "stats": "*i64", "fstats": "*fp64", "hist": "*i64", "index": "*i64", "n_index": "*i32",
+             "cap": "i32", **{k: "constexpr" for k in ("ORACLE", "EXACT_AT", "N_IN", "E", "EXACT", "P", "EMIN", "EMAX",
+                                                        "ZERO_SIGN", "CT", "BLOCK")}}
 
 def compiles(fn, arity=1):
     src = triton.compiler.ASTSource(fn=ds._evaluate_kernel, signature=SIG,
@@ -41,7 +46,24 @@ PLAIN = 0.5
 def _reads_a_plain_global(x, p0, p1):
     return x * PLAIN
 
+def score_compiles(d):
+    """The score kernel itself with the oracle and its EXACT_AT (float32 operands)."""
+    src = triton.compiler.ASTSource(fn=ds.score_kernel, signature=SCORE_SIG,
+                                    constexprs={"ORACLE": d.fn, "EXACT_AT": d.exact_at, "N_IN": d.arity,
+                                                "E": d.bound + 2.0 ** -52, "EXACT": d.k == 0, "P": 24, "EMIN": -126,
+                                                "EMAX": 127, "ZERO_SIGN": True, "CT": tl.float32, "BLOCK": 1024})
+    try:
+        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
+        return True
+    except Exception as e:
+        print("  ", str(e).splitlines()[-1][:160])
+        return False
+
 bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
+# the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary
+scored = [label for label, d in OD.DEVICE_ORACLES.items() if d.exact_at is not None or d.arity == 3] + ["exp"]
+bad += [label + " (score)" for label in scored if not score_compiles(OD.DEVICE_ORACLES[label])]
+print("score kernels:", len(scored))
 print("failed:", bad)
 print("plain global refused:", not compiles(_reads_a_plain_global))
 '''
@@ -53,4 +75,5 @@ def test_every_device_oracle_compiles_for_sm90(tmp_path):
     r = subprocess.run([sys.executable, str(script), str(ROOT)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "failed: []" in r.stdout, r.stdout[-3000:]
+    assert "score kernels: " in r.stdout and "score kernels: 0" not in r.stdout, r.stdout[-3000:]
     assert "plain global refused: True" in r.stdout, r.stdout[-3000:]

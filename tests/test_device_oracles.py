@@ -5,6 +5,9 @@
   float32 values and in the regions where its float64 form is weakest (tails, cancellations).
 - The device's decisions and figures agree with the host's scoring (measure.score) on the same
   results, and a planted misrounding is counted and listed.
+- Every op with a float CPU oracle has a device oracle, or a reasoned entry in NO_DEVICE_ORACLE.
+- On the reference bank's cases every device oracle keeps its bound against mpmath, and the device
+  decides each case as the bank's correctly rounded value (or leaves it undecided).
 Run on both backends: on the GPU these check NVIDIA's libdevice, here numpy's libm.
 """
 import math
@@ -15,35 +18,80 @@ import pytest
 
 import nbx
 import oracles.device as OD
+from nbx.harness import bank
 from nbx.harness import device_score as S
 from nbx.harness import measure
-from nbx.harness.targets import Target
+from nbx.harness.targets import Target, targets
 from oracles import ORACLES
 from oracles.base import evaluate_mp
 from oracles.formats import FORMATS
 from oracles.rounding import round_float64_array_to
 
-UNARY_FLOAT_FAMILIES = ("unary", "activations")
+BINARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 2))
+TERNARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 3))
+
+# Ops with a CPU oracle and no device oracle, and why none is needed or possible. Every other op
+# whose CPU oracle is not bool-valued has one (test_every_float_op_has_a_device_oracle).
+_BOOL = ("a bool result: exact by construction (a comparison or a class test of exact inputs), and "
+         "device_score decides float formats only; the host scores all of it exactly")
+_INT = "integer dtypes only: no float input, exact integer results checked on the host"
+NO_DEVICE_ORACLE = {
+    **{op: _BOOL for op in ("eq", "ne", "lt", "le", "gt", "ge", "isfinite", "isinf", "isnan", "signbit",
+                            "logical_and", "logical_or", "logical_xor", "logical_not")},
+    **{op: _INT for op in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+                           "bitwise_right_shift")},
+    "to": "a cast: the result's dtype is not the operand's (device_score scores one dtype in and out); a "
+          "float-to-float cast is one rounding of the exact input, which the host checks exactly",
+    "bf16_to_fp16": "a cast from bfloat16 to float16: two dtypes, as `to`",
+    "where": "a bool condition operand (role mask): not a float operand of the dtype under test",
+    "masked_fill": "a bool mask operand (role mask): not a float operand of the dtype under test",
+    "nan_to_num": "three parameters (a device oracle takes two) whose defaults for +-inf are the output "
+                  "format's largest finite value, which a float64 value cannot state for every format; "
+                  "the result is a selection of exact values, scored exactly on the host",
+}
 
 
-def _float_unary_ops():
-    return sorted(name for name, spec in nbx.OPS.items()
-                  if ORACLES[name].arity == 1 and spec.family in UNARY_FLOAT_FAMILIES and ORACLES[name].kind != "bool")
+def _float_ops():
+    return sorted(name for name, o in ORACLES.items() if o.kind != "bool" and name in nbx.OPS)
 
 
-BINARY = ("add", "sub", "rsub", "mul", "div", "maximum", "minimum", "fmax", "fmin", "copysign", "fmod", "atan2",
-          "hypot")
+def _device_oracle_of(t: Target):
+    """The device oracle of a target (by label, else by op when the device oracle takes the
+    target's parameters), or None; any arity, any float format of device_score."""
+    d = OD.DEVICE_ORACLES.get(t.label)
+    if d is None:
+        d = OD.DEVICE_ORACLES.get(t.op)
+        if d is not None and not set(t.oracle_kwargs()) <= set(d.params):
+            return None
+    return d
 
 
-def test_every_float_unary_op_has_a_device_oracle():
-    missing = [op for op in _float_unary_ops() + list(BINARY) if op not in OD.DEVICE_ORACLES]
-    assert not missing
-    assert all(OD.DEVICE_ORACLES[op].arity == ORACLES[op].arity for op in BINARY)
-    for label in OD.DEVICE_ORACLES:
+def test_every_float_op_has_a_device_oracle():
+    have = {label.split(":")[0] for label in OD.DEVICE_ORACLES}
+    missing = [op for op in _float_ops() if op not in have and op not in NO_DEVICE_ORACLE]
+    assert not missing, f"ops with a float CPU oracle and no device oracle: {missing}"
+    stale = [op for op in NO_DEVICE_ORACLE if op in have or op not in ORACLES]
+    assert not stale, f"NO_DEVICE_ORACLE lists ops that have one or no longer exist: {stale}"
+    # the reasons hold: bool ops are bool, integer ops take no float dtype, masks are masks
+    for op, why in NO_DEVICE_ORACLE.items():
+        if why == _BOOL:
+            assert ORACLES[op].kind == "bool", op
+        elif why == _INT:
+            assert not any(d.is_float for d in nbx.OPS[op].dtypes), op
+    for label, d in OD.DEVICE_ORACLES.items():
         op = label.split(":")[0]
         assert op in nbx.OPS, label
-        for p in OD.DEVICE_ORACLES[label].params:
+        assert d.arity == ORACLES[op].arity, label
+        assert d.k >= 0 and d.why, label
+        if d.k == 0:
+            assert d.exact_at is None, label           # exact everywhere: EXACT_AT adds nothing
+        for p in d.params:
             assert p in ORACLES[op].params, (label, p)
+    # every measured variant of such an op on a format the device decides finds its device oracle
+    # (the label's, or the op's taking the variant's parameters)
+    unmatched = sorted({t.label for t in targets(dtypes=list(S.FORMATS))
+                        if t.op in have and _device_oracle_of(t) is None})
+    assert not unmatched, unmatched
 
 
 @pytest.mark.parametrize("dtype", sorted(S.FORMATS))
@@ -147,12 +195,69 @@ def _check(label, oracle, d, xi, vi, f):
     return err
 
 
+def _label_params(label):
+    """The CPU oracle and its parameters for a device oracle's label (`div:rounding_mode=trunc`)."""
+    op, _, choice = label.partition(":")
+    oracle = ORACLES[op]
+    params = dict(oracle.params)
+    if choice:
+        for kv in choice.split(","):
+            k, v = kv.split("=")
+            params[k] = v
+    return op, oracle, params
+
+
+def _in(dt, x):
+    """x rounded to dtype dt, as float64."""
+    with np.errstate(all="ignore"):
+        return np.asarray(x, np.float64).astype(dt.np).astype(np.float64)
+
+
+def _hard_pairs(label, dt, rng, n=300):
+    """Operand pairs where each binary form is weakest: cancellations, quotients near integers and
+    near 2^53, pow near 1 and at huge and tiny results, the gated forms' far tails."""
+    op = label.split(":")[0]
+    big = float(dt.max)
+    u = rng.uniform
+    if op in ("floor_divide", "div", "remainder", "fmod"):
+        b = _in(dt, u(0.5, 2, n) * 2.0 ** rng.integers(-20, 20, n) * rng.choice([-1, 1], n))
+        k = rng.integers(1, 2 ** 12, n) * rng.choice([-1, 1], n)
+        a = _in(dt, k * b * (1 + u(-2.0 ** -10, 2.0 ** -10, n)))       # quotients near integers
+        a2 = _in(dt, u(1, 2, n) * min(big / 4, 2.0 ** 100) * rng.choice([-1, 1], n))
+        b2 = _in(dt, a2 / 2.0 ** rng.uniform(48, 58, n))                    # quotients across 2^53
+        b3 = _in(dt, u(1, 2, n) * min(big / 4, 2.0 ** 60) * rng.choice([-1, 1], n))
+        a3 = _in(dt, u(1, 2, n) * 2.0 ** rng.integers(-40, 0, n) * rng.choice([-1, 1], n))  # r + b inexact
+        return np.concatenate([a, a2, a3]), np.concatenate([b, b2, b3])
+    if op == "pow":
+        e = 2.0 ** -(S.FORMATS[dt.name][0] - 1)
+        x1 = _in(dt, 1 + e * rng.integers(-8, 9, n))
+        y1 = _in(dt, u(-1, 1, n) * min(big, 2.0 ** 30))                    # near 1, large exponents
+        x2 = _in(dt, u(0.5, 1e4, n) if big > 1e5 else u(0.5, 30, n))
+        y2 = _in(dt, u(-150, 150, n))                                       # huge and tiny results
+        x3 = _in(dt, -rng.integers(1, 60, n).astype(float))
+        y3 = rng.integers(-12, 13, n).astype(float)                         # negative bases, integer powers
+        x4 = _in(dt, rng.integers(1, 2 ** min(S.FORMATS[dt.name][0], 12), n) * 2.0 ** rng.integers(-10, 10, n))
+        y4 = rng.choice([2.0, 3.0, 0.5, -1.0, -2.0], n)                     # exact results, ties
+        return np.concatenate([x1, x2, x3, x4]), np.concatenate([y1, y2, y3, y4])
+    if op in ("glu", "swiglu", "silu_and_mul"):
+        lo = max(-800.0, -big)
+        t = _in(dt, u(lo, -560, n))                                         # sigmoid's far tail
+        m = _in(dt, u(1, 2, n) * min(big / 2, 2.0 ** 127) * rng.choice([-1, 1], n))
+        t2 = _in(dt, u(-60, 60, n))
+        m2 = _in(dt, u(-4, 4, n) * 2.0 ** rng.integers(-30, 30, n))
+        if op == "glu":
+            return np.concatenate([m, m2]), np.concatenate([t, t2])
+        return np.concatenate([t, t2]), np.concatenate([m, m2])
+    return np.zeros(0), np.zeros(0)
+
+
 @pytest.mark.parametrize("op", BINARY)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 def test_binary_device_oracle_keeps_its_bound_against_mpmath(op, dtype):
-    d = OD.DEVICE_ORACLES[op]
-    oracle = ORACLES[op]
-    params = {**oracle.params, **({"alpha": 3} if "alpha" in oracle.params else {})}
+    label = op
+    d = OD.DEVICE_ORACLES[label]
+    op, oracle, params = _label_params(label)
+    params = {**params, **({"alpha": 3} if "alpha" in oracle.params else {})}
     rng = np.random.default_rng(17)
     dt = nbx.DTYPES[dtype]
     n = 400
@@ -160,16 +265,115 @@ def test_binary_device_oracle_keeps_its_bound_against_mpmath(op, dtype):
     a, b = (bits[i].view(dt.np).astype(np.float64) for i in range(2))
     near = rng.random(n) < 0.25                           # near-equal operands: cancellation
     b = np.where(near, (a * (1 + rng.uniform(-2.0 ** -8, 2.0 ** -8, n))).astype(dt.np).astype(np.float64), b)
-    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0])
-    a = np.concatenate([a, np.repeat(sp, len(sp))])
-    b = np.concatenate([b, np.tile(sp, len(sp))])
+    ha, hb = _hard_pairs(label, dt, rng)
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, -0.5, 3.0])
+    a = np.concatenate([a, ha, np.repeat(sp, len(sp))])
+    b = np.concatenate([b, hb, np.tile(sp, len(sp))])
     v = S.evaluate(d, a, [params[p] for p in d.params], y=b)
-    f64 = oracle.f64(a, b, **{k: params[k] for k in d.params})
+    f64 = oracle.f64(a, b, **{k: params[k] for k in oracle.params})
+    worst = 0.0
     with mpmath.workdps(60):
         for ai, bi, vi, fi in zip(a, b, v, f64):
             # NaN operands: the float64 oracle defines the op there (mpmath has no NaN)
             truth = fi if math.isnan(ai) or math.isnan(bi) else evaluate_mp(oracle, (float(ai), float(bi)), params)
-            _check(op, oracle, d, (ai, bi), vi, truth)
+            worst = max(worst, _check(label, oracle, d, (ai, bi), vi, truth))
+    print(f"{label} {dtype}: worst {worst / 2.0 ** -53:.3g} float64 ulps of {d.k:g}")
+
+
+def _hard_triples(label, dt, rng, n=300):
+    """Operand triples where each ternary form cancels: lerp between values of opposite signs at the
+    weight that nearly cancels them, addcmul's x near -t1 t2, addcdiv's x near -t1/t2."""
+    u = rng.uniform
+    big = float(dt.max)
+    sgn = lambda: rng.choice([-1.0, 1.0], n)
+    mag = lambda lo, hi: u(1, 2, n) * 2.0 ** rng.integers(lo, hi, n)
+    lim = 60 if big > 1e6 else 7
+    if label == "lerp":
+        s = _in(dt, mag(-lim, lim) * sgn())
+        e = _in(dt, -s * u(0.1, 10, n))
+        w = _in(dt, s / (s - e))                                            # start + w (end - start) ~ 0
+        w2 = _in(dt, u(0, 1, n))
+        e2 = _in(dt, s * (1 + u(-2.0 ** -6, 2.0 ** -6, n)))                 # near-equal ends
+        return np.concatenate([s, s]), np.concatenate([e, e2]), np.concatenate([w, w2])
+    t1 = _in(dt, mag(-lim, lim) * sgn())
+    t2 = _in(dt, mag(-lim, lim) * sgn())
+    if label == "addcmul":
+        x = _in(dt, -t1 * t2 * (1 + u(-2.0 ** -12, 2.0 ** -12, n)))
+    else:
+        x = _in(dt, -t1 / t2 * (1 + u(-2.0 ** -12, 2.0 ** -12, n)))
+    return x, t1, t2
+
+
+@pytest.mark.parametrize("label", TERNARY)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("value", [None, 0.3])
+def test_ternary_device_oracle_keeps_its_bound_against_mpmath(label, dtype, value):
+    d = OD.DEVICE_ORACLES[label]
+    if value is not None and "value" not in d.params:
+        pytest.skip(f"{label} takes no value")
+    op, oracle, params = _label_params(label)
+    if value is not None:
+        params["value"] = value                           # a float64 value that is no float32
+    rng = np.random.default_rng(23)
+    dt = nbx.DTYPES[dtype]
+    n = 300
+    bits = rng.integers(0, 2 ** (8 * dt.itemsize), (3, n), dtype=np.uint64).astype(dt.uint_np)
+    xs = [bits[i].view(dt.np).astype(np.float64) for i in range(3)]
+    if label == "lerp":
+        xs[2] = _in(dt, rng.uniform(-0.25, 1.25, n))     # weights where lerp is used
+    hard = _hard_triples(label, dt, rng)
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5])
+    g = [x.reshape(-1) for x in np.meshgrid(sp, sp, sp, indexing="ij")]
+    xs = [np.concatenate([x, h, gi]) for x, h, gi in zip(xs, hard, g)]
+    v = S.evaluate(d, xs[0], [params[p] for p in d.params], y=xs[1], z=xs[2])
+    f64 = oracle.f64(*xs, **{k: params[k] for k in oracle.params})
+    worst = 0.0
+    with mpmath.workdps(60):
+        for row in zip(*xs, v, f64):
+            ins, vi, fi = row[:3], row[3], row[4]
+            truth = fi if any(math.isnan(x) for x in ins) else evaluate_mp(oracle, tuple(map(float, ins)), params)
+            worst = max(worst, _check(label, oracle, d, ins, vi, truth))
+    print(f"{label} {dtype} value={value}: worst {worst / 2.0 ** -53:.3g} float64 ulps of {d.k:g}")
+
+
+def _bank_targets(label):
+    """The measured targets (formats device_score decides) whose device oracle is `label`'s."""
+    return [t for t in targets(dtypes=list(S.FORMATS))
+            if _device_oracle_of(t) is OD.DEVICE_ORACLES[label] and t.out_dtype is t.dtype]
+
+
+@pytest.mark.parametrize("label", sorted(OD.DEVICE_ORACLES))
+def test_device_oracle_on_the_bank(label):
+    """On every bank case of the label's targets: the value keeps its bound against mpmath, and the
+    device's decision is the bank's correctly rounded result (no misrounded, no special mismatch
+    among the decided cases: `got` is the bank's expected value)."""
+    d = OD.DEVICE_ORACLES[label]
+    ts = _bank_targets(label)
+    assert ts, f"{label}: no measured target on float16, bfloat16 or float32"
+    oracle = ORACLES[ts[0].op]
+    for t in ts:
+        bf = bank.load(t)
+        out = t.out_dtype
+        params = measure.oracle_params(t, out)
+        vals = t.oracle_values(bf.inputs, out)
+        v = S.evaluate(d, vals[0], [params[p] for p in d.params], *vals[1:])
+        f64 = oracle.f64(*vals, **{k: params[k] for k in oracle.params if k in params})
+        with mpmath.workdps(60):
+            for i, vi in enumerate(v):
+                ins = tuple(float(x[i]) for x in vals)
+                truth = f64[i] if any(math.isnan(x) for x in ins) else evaluate_mp(oracle, ins, params)
+                _check(t.label, oracle, d, ins, vi, truth)
+        # the device decides the bank's cases as the bank does: operands in the dtype (a parameter
+        # operand, clamp's bounds, as the dtype's value where it is one)
+        ops = [x.astype(t.dtype.np) for x in vals]
+        if not all(np.array_equal(o.astype(np.float64), x, equal_nan=True) for o, x in zip(ops, vals)):
+            continue
+        got = bf.expected.astype(t.dtype.uint_np).view(t.dtype.np)
+        s = S.score(d, [nbx.from_numpy(np.ascontiguousarray(o)) for o in ops], nbx.from_numpy(got),
+                    [params[p] for p in d.params], zero_sign=oracle.zero_sign_matters)
+        assert s.decided + s.undecided == len(got), t.label
+        assert s.misrounded == 0 and s.specials == 0, (t.label, t.dtype.name, s.failing_at[:5],
+                                                       [x[s.failing_at[:5]] for x in vals])
 
 
 @pytest.mark.parametrize("op, dtype", [("sin", "float32"), ("sigmoid", "float32"), ("gelu", "float32"),
@@ -207,3 +411,49 @@ def test_device_decisions_agree_with_the_host_and_catch_a_planted_error(op, dtyp
         assert math.isclose(s.err_max, float(e.max()), rel_tol=1e-6, abs_tol=1e-6)
         if extra:
             assert s.misrounded >= extra and set(hit.tolist()) <= set(s.failing_at.tolist()) | set(s.undecided_at.tolist())
+
+
+@pytest.mark.parametrize("label, dtype", [("floor_divide", "float32"), ("div:rounding_mode=trunc", "bfloat16"),
+                                          ("remainder", "float16"), ("pow", "float16"), ("glu", "float32"),
+                                          ("swiglu", "bfloat16"), ("lerp", "bfloat16"), ("addcmul", "float16"),
+                                          ("addcdiv", "float32")])
+def test_multi_operand_decisions_agree_with_the_host_and_catch_a_planted_error(label, dtype):
+    """As above for binary and ternary ops: nbx's own results and results one ulp off at known
+    positions, scored on the device and on the host (measure.score)."""
+    op, oracle, params = _label_params(label)
+    d = OD.DEVICE_ORACLES[label]
+    dt = nbx.DTYPES[dtype]
+    rng = np.random.default_rng(11)
+    n = 1 << 12
+    t = Target(op, {k: v for k, v in params.items() if k not in oracle.params or v != oracle.params[k]}, dt)
+    assert _device_oracle_of(t) is d
+    bits = rng.integers(0, 2 ** (8 * dt.itemsize), (d.arity, n), dtype=np.uint64).astype(dt.uint_np)
+    xs = [bits[i].view(dt.np).copy() for i in range(d.arity)]
+    # half the cases where values are moderate, so that most results are finite and nonzero
+    mod = [_in(dt, rng.uniform(-4, 4, n)).astype(dt.np) for _ in range(d.arity)]
+    xs = [np.where(np.arange(n) % 2 == 0, x, m) for x, m in zip(xs, mod)]
+    got = t.run(xs)
+    planted = got.copy()
+    hit = np.arange(5, n, 97)
+    with np.errstate(all="ignore"):
+        g64 = planted[hit].astype(np.float64)
+    hit = hit[np.isfinite(g64) & (g64 != 0)]
+    planted.view(dt.uint_np)[hit] += 1
+    assert len(hit) > 10
+    zs = oracle.zero_sign_matters
+    for result, extra in ((got, 0), (planted, len(hit))):
+        s = S.score(d, [nbx.from_numpy(x) for x in xs], nbx.from_numpy(result),
+                    [params[p] for p in d.params], zero_sign=zs)
+        host = measure.score(t, xs, result)
+        assert s.decided + s.undecided == n and s.undecided == len(s.undecided_at)
+        decided = np.ones(n, bool)
+        decided[s.undecided_at] = False
+        host_wrong = host.not_cr & ~host.special
+        if not zs:
+            host_wrong &= ~((result == 0) & (host.expected_bits.view(dt.np) == 0))
+        assert s.misrounded == int((host_wrong & decided).sum()), label
+        assert s.specials == int((host.special & decided).sum()), label
+        assert np.array_equal(s.failing_at, np.flatnonzero((host_wrong | host.special) & decided)), label
+        if extra:
+            assert set(hit.tolist()) <= set(s.failing_at.tolist()) | set(s.undecided_at.tolist())
+            assert s.misrounded >= extra - len(s.undecided_at)

@@ -51,7 +51,10 @@ def test_device_sweep_matches_the_host(op, params, dtype):
 
 @pytest.mark.parametrize("op, params, dtype", [("add", {}, "bfloat16"), ("add", {}, "float16"), ("div", {}, "float16"),
                                                ("atan2", {}, "float16"),
-                                               ("fmax", {}, "bfloat16"), ("sub", {"alpha": 3}, "float16")])
+                                               ("fmax", {}, "bfloat16"), ("sub", {"alpha": 3}, "float16"),
+                                               ("pow", {}, "bfloat16"), ("floor_divide", {}, "float16"),
+                                               ("div", {"rounding_mode": "trunc"}, "bfloat16"),
+                                               ("remainder", {}, "float16"), ("swiglu", {}, "bfloat16")])
 def test_device_pairs_match_the_host(op, params, dtype):
     # 2^16 consecutive pair indices from 0x3c00_0000: a = 1.0 (float16) or 2^-7 (bfloat16), every b
     t = Target(op, params, nbx.DTYPES[dtype])
