@@ -40,7 +40,7 @@ from .. import dtype as D
 from . import cases as C
 from .files import fsync_dir
 from . import ulp
-from .measure import Batch, bits_of, exact_expected, oracle_params, round_exact_or_ziv
+from .measure import Batch, bits_of, exact_expected, misrounded, oracle_params, round_exact_or_ziv
 from .order import order_error
 from .progress import Progress
 from .targets import Target, targets
@@ -390,7 +390,7 @@ def measure_bank(t: Target, acc) -> None:
     with np.errstate(all="ignore"):
         err = ulp.ulp_error(got, ev, fmt)
     special = ulp.classify_specials(got, ev, fmt, zero_sign_matters=ORACLES[t.op].zero_sign_matters)["special"]
-    not_cr = ~ulp.correctly_rounded(bits_of(got), exp, fmt)
+    not_cr = misrounded(got, exp, fmt, ORACLES[t.op].zero_sign_matters)
     order = order_error(t, t.oracle_values(bf.inputs, out), oracle_params(t, out), got)
     acc.add(bf.inputs, got, Batch(np.where(special, np.inf, err), special, not_cr, exp, False, order=order))
 

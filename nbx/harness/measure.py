@@ -171,6 +171,18 @@ def round_exact_or_ziv(oracle, row: tuple, params: dict, fmt):
     return rr
 
 
+def misrounded(got: np.ndarray, expected_bits: np.ndarray, fmt, zero_sign_matters: bool) -> np.ndarray:
+    """Per result: not the correctly rounded value (expected_bits). A zero whose sign the op does
+    not decide (zero_sign_matters False) is correctly rounded as +0 or -0."""
+    got_bits = to_bits(got, fmt)
+    bad = ~ulp.correctly_rounded(got_bits, expected_bits, fmt)
+    if not zero_sign_matters:
+        magnitude = np.uint64((1 << (fmt.bits - 1)) - 1)
+        gz = (got_bits.astype(np.uint64) & magnitude) == 0
+        bad &= ~(gz & ((np.asarray(expected_bits).astype(np.uint64) & magnitude) == 0))
+    return bad
+
+
 def score(target: Target, arrays: list[np.ndarray], got: np.ndarray) -> Batch:
     out = D.from_numpy_dtype(got.dtype)
     oracle = ORACLES[target.op]
@@ -195,11 +207,7 @@ def score(target: Target, arrays: list[np.ndarray], got: np.ndarray) -> Batch:
     expected = round_float64_array_to(fmt, y64)
     exp_bits = to_bits(expected, fmt).copy()
     got_bits = to_bits(got, fmt)
-    not_cr = ~ulp.correctly_rounded(got_bits, exp_bits, fmt)
-    if not oracle.zero_sign_matters:
-        # a zero whose sign the op does not decide is correctly rounded as +0 or -0
-        with np.errstate(all="ignore"):
-            not_cr &= ~((got.astype(np.float64) == 0) & (expected.astype(np.float64) == 0))
+    not_cr = misrounded(got, exp_bits, fmt, oracle.zero_sign_matters)
     close = np.flatnonzero(np.isfinite(err) & (np.abs(err - 0.5) < CLOSE) & ~special)
     unresolved = 0
     for i in close:
