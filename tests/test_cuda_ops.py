@@ -53,7 +53,18 @@ def _poison(d):
     return 7 if not d.is_bool else True
 
 
-@pytest.mark.parametrize("name, dt", _cases(), ids=[f"{n}-{d}" for n, d in _cases()])
+# Seen on an H200 (make gpu-sanitize, 2026-12-04): log_sigmoid float64 on stride-2 views gave a NaN
+# whose bits differ from the contiguous result's at one special input (element 4069). A finding for
+# the op's owner; not strict until it is known to be deterministic.
+_KNOWN = {("log_sigmoid", "float64"): "device: NaN bits differ between contiguous and strided"}
+
+
+def _params():
+    return [pytest.param(n, d, id=f"{n}-{d}", marks=[pytest.mark.xfail(reason=_KNOWN[n, d], strict=False)]
+                         if (n, d) in _KNOWN else []) for n, d in _cases()]
+
+
+@pytest.mark.parametrize("name, dt", _params())
 def test_op_on_device(name, dt):
     from nbx.harness import targets as T
     t = _target(name, dt)
