@@ -258,3 +258,19 @@ def test_a_special_mismatch_allowance_must_be_in_the_budget_file():
     fails = decide([M(special_mismatches=2)], b)
     assert "2 special mismatches (budget 1)" in only(fails, ("exp", "float32", "sweep"))[0].reason
     assert decide([M(special_mismatches=1)])           # the default budget is 0
+
+
+def test_a_misrounded_result_fails_where_the_op_declares_correct_rounding():
+    """exp declares float32 correctly rounded (Verify.correctly_rounded): one misrounded result
+    fails, even at max ulp 0.5 within a budget of 1.0. silu says why it does not: its count is
+    reported, and only its ulp budget gates."""
+    from nbx.ops import OPS
+    assert D.float32 in OPS["exp"].verify.correctly_rounded
+    assert D.float32 not in OPS["silu"].verify.correctly_rounded and OPS["silu"].verify.not_cr
+    fails = decide([M(max_ulp=0.5, not_correctly_rounded=1)])
+    assert "1 results not correctly rounded; the op declares float32 correctly rounded" in fails[0].reason
+    assert decide([M(max_ulp=0.5, not_correctly_rounded=0)]) == []
+    silu = {"budgets": {"silu|float32": {"max_ulp": 1.0}}}
+    assert decide([M("silu", max_ulp=0.5, not_correctly_rounded=3)], silu, ops=("silu",)) == []
+    assert decide([M("exp", "float64", max_ulp=0.9, not_correctly_rounded=3)],
+                  {"budgets": {"exp|float64": {"max_ulp": 1.0}}}, dtypes=("float64",)) == []

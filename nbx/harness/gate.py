@@ -3,7 +3,8 @@
 Fails on: a max ulp over budget; any special mismatch, wrong integer/bool result, layout or
 integer-division mismatch (budget 0); a measurement with no budget; an op variant or dtype of
 OPS with no measurement or zero cases; a NaN metric; a measurement that raised; a stale bank; a
-budget entry that needs a written reason and has none (budgets.unexplained).
+budget entry that needs a written reason and has none (budgets.unexplained); a result not
+correctly rounded on a dtype its op declares correctly rounded (Verify.correctly_rounded).
 
 A compound op on a dtype with a documented evaluation order (nbx.ops.verify.Order) is held to its
 figure against that order (order_max_ulp, budget key of the same name); its figures against the
@@ -35,6 +36,8 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
     of each of its suites among them (a lone shard of a sharded run is incomplete)."""
     fails: list[Failure] = []
     table = budget_data.get("budgets", {})
+    # (label, dtype) of the targets whose op declares that dtype correctly rounded
+    declared_cr = {(t.label, t.dtype.name) for t in targets(ops, dtypes) if t.dtype in t.verify.correctly_rounded}
     seen: dict[tuple, int] = {}
     seen_suites: set[tuple] = set()
     for m in measurements:
@@ -52,6 +55,9 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
             fails.append(Failure(k, "a metric is NaN", m.worst))
             continue
         b = table.get(B.key(m.op, m.dtype))
+        if m.not_correctly_rounded and (m.op, m.dtype) in declared_cr:
+            fails.append(Failure(k, f"{m.not_correctly_rounded} results not correctly rounded; the op declares "
+                                    f"{m.dtype} correctly rounded (budget 0)", m.worst))
         if m.order_cases:
             if m.wrong or m.unresolved:
                 fails.append(Failure(k, f"{m.wrong} wrong, {m.unresolved} unresolved results", m.worst))

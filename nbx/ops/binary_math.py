@@ -9,7 +9,7 @@ from ..tensor import Tensor
 from .arithmetic import int_division_fault
 from .bitwise import plain_spec
 from .registry import OpSpec, register, run
-from .verify import DIVISOR, EXPONENT, Verify
+from .verify import DIVISOR, EXPONENT, SUBNORMAL_TIES, Verify, not_correctly_rounded
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -88,7 +88,8 @@ binary("fmod", "P", NUMERIC, lambda p, t: _fmod_float if t.compute[0].is_float e
        "ZeroDivisionError; INT_MIN fmod -1 is 0.", fault=int_division_fault, verify=Verify(roles={1: DIVISOR}))
 binary("fmax", "P", ALL, _fmax, "Maximum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.")
 binary("fmin", "P", ALL, _fmin, "Minimum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.")
-binary("atan2", "F", ALL, _atan2, "atan2(input, other) with C's quadrant and signed-zero rules.")
+binary("atan2", "F", ALL, _atan2, "atan2(input, other) with C's quadrant and signed-zero rules.",
+       verify=not_correctly_rounded("atan2(y, x) ~ y/x in the float32 subnormals: " + SUBNORMAL_TIES))
 binary("hypot", "F", ALL, _hypot, "sqrt(input^2 + other^2) without overflow; an infinity wins over NaN (C).")
 binary("copysign", "F", ALL, _copysign, "|input| with the sign bit of other.")
 

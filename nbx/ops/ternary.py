@@ -15,7 +15,7 @@ from ..kernels import math as m
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 from .registry import OpSpec, Param, Typing, compute_dtype, register, run
-from .verify import MASK, Order, Verify, in_operand_dtype
+from .verify import MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -158,9 +158,11 @@ ADDCDIV_ORDER = Order("input + (value*tensor1)/tensor2: a product, a quotient an
 
 register(OpSpec("lerp", 3, "P", FLOATS, _lerp, family="ternary", operand_names=("input", "end", "weight"),
                 scalar_operands=(2,), order=LERP_ORDER,
+                verify=not_correctly_rounded("s + w(e - s) in float64 rounds e - s, the product and the sum "
+                                             "(float32 operands far apart in magnitude): " + NEAR_MIDPOINT,
+                                             ci_rank8="ternary on floats with a Python-scalar third operand"),
                 doc="input + weight*(end - input) by ATen's two-branch formula (|weight| < 0.5 from input, "
-                    "else from end); weight is a scalar or a tensor; all broadcast.",
-                verify=Verify(ci_rank8="ternary on floats with a Python-scalar third operand")))
+                    "else from end); weight is a scalar or a tensor; all broadcast."))
 
 
 @triton.jit
@@ -190,8 +192,13 @@ def _value_param(spec):
 
 register(OpSpec("addcmul", 3, "P", NUMERIC, _addcmul, family="ternary", operand_names=("input", "tensor1", "tensor2"),
                 params=(Param("value", 1),), kernel_params=_value_param("addcmul"), order=ADDCMUL_ORDER,
+                verify=not_correctly_rounded("input + t1*t2 rounds once in float64, then to float32: a double "
+                                             "rounding where a tiny input moves an exact midpoint t1*t2 "
+                                             "(0x92547705 + 3.5 * 0x5b83e44a); " + NEAR_MIDPOINT),
                 doc="input + value*tensor1*tensor2; all broadcast (integers wrap)."))
 register(OpSpec("addcdiv", 3, "P", FLOATS, _addcdiv, family="ternary", operand_names=("input", "tensor1", "tensor2"),
                 params=(Param("value", 1),), kernel_params=_value_param("addcdiv"), order=ADDCDIV_ORDER,
+                verify=not_correctly_rounded("input + t1/t2: the quotient and the sum round in float64 before "
+                                             "the float32 rounding; " + NEAR_MIDPOINT),
                 doc="input + value*tensor1/tensor2; all broadcast; floating dtypes only (ATen refuses integer "
                     "addcdiv)."))
