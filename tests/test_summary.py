@@ -67,10 +67,10 @@ def test_the_summary_leads_with_the_verdict_then_failures_closest_changes():
     md = render_markdown(rep, verdict=verdict(fails), previous=Previous(Path("runs"), old, Path("runs/old")))
     lines = md.splitlines()
     assert lines[0] == "# nbx report: FAIL | interpreter-numpy2.4.6 | profile ci | run new"
-    assert lines[2].startswith("**FAIL**: 2 gate failure(s); 5 measurements, 5,000 cases, 0 raised.")
+    assert lines[2].startswith("**FAIL**: 3 gate failure(s); 5 measurements, 5,000 cases, 0 raised.")
     assert "Since run old: **2 regressions**, 0 improvements, 3 added, 1 removed." in lines[2]
     heads = [x for x in lines if x.startswith("## ")]
-    assert heads[:5] == ["## Gate failures (2)", "## Closest to budget", "## Changes since the previous report",
+    assert heads[:5] == ["## Gate failures (3)", "## Closest to budget", "## Changes since the previous report",
                          "## Worst inputs", "## All changes"]
     assert heads[5] == "## All measurements"
     first = "\n".join(lines[:40])
