@@ -5,7 +5,8 @@ global; on the H200 that failed gelu's, gelu tanh's and selu's oracles while the
 them). This compiles the device score's evaluation kernel with each oracle for an sm_90 target with
 Triton's own toolchain, in a process where nbx's backend is a stand-in that says "cuda", and checks
 that a kernel reading a plain global does fail there, so the check can fail. The score kernel is
-compiled too with every oracle that brings its own EXACT_AT or takes three operands."""
+compiled too with every oracle that brings its own EXACT_AT or takes three operands, and so are the
+stratified float32 tuple generator (binary, ternary) and the gather and pack kernels."""
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ root = sys.argv[1]
 sys.path.insert(0, root)
 pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
 be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, None; sys.modules["nbx.backend"] = be
+be.__path__ = [os.path.join(root, "nbx", "backend")]     # its submodules (dlpack) import as they are
 import oracles.device as OD
 ds = importlib.import_module("nbx.harness.device_score")
 SIG = {"x_ptr": "*fp64", "y_ptr": "*fp64", "z_ptr": "*fp64", "out_ptr": "*fp64", "n": "i32", "p0": "i64",
@@ -63,6 +65,33 @@ bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.a
 # the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary
 scored = [label for label, d in OD.DEVICE_ORACLES.items() if d.exact_at is not None or d.arity == 3] + ["exp"]
 bad += [label + " (score)" for label in scored if not score_compiles(OD.DEVICE_ORACLES[label])]
+
+def kernel_compiles(fn, signature, constexprs):
+    src = triton.compiler.ASTSource(fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}},
+                                    constexprs=constexprs)
+    try:
+        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
+        return True
+    except Exception as e:
+        print("  ", str(e).splitlines()[-1][:160])
+        return False
+
+# the stratified tuple generator (uint64 hashing, specials from constexpr tables), binary and ternary,
+# and the gather and pack kernels of the device paths
+TUPLES_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "start": "i64", "n": "i32", "key": "i64"}
+for arity in (2, 3):
+    if not kernel_compiles(ds._tuples_kernel, TUPLES_SIG, {"N_IN": arity, "R": ds.ROUND[arity],
+                                                            "ENUM_N": ds.ENUM[arity], "BLOCK": 1024}):
+        bad.append(f"tuples{arity}")
+for ty in ("*fp32", "*bf16"):
+    if not kernel_compiles(ds._take_kernel, {"x_ptr": ty, "at_ptr": "*i64", "out_ptr": ty, "n": "i32"},
+                           {"BLOCK": 1024}):
+        bad.append(f"take {ty}")
+    for inter in (False, True):
+        if not kernel_compiles(ds._pack_kernel, {"a_ptr": ty, "b_ptr": ty, "out_ptr": ty, "n": "i32"},
+                               {"INTERLEAVE": inter, "BLOCK": 1024}):
+            bad.append(f"pack {ty} {inter}")
+print("generator kernels compiled")
 print("score kernels:", len(scored))
 print("failed:", bad)
 print("plain global refused:", not compiles(_reads_a_plain_global))
@@ -77,3 +106,4 @@ def test_every_device_oracle_compiles_for_sm90(tmp_path):
     assert "failed: []" in r.stdout, r.stdout[-3000:]
     assert "score kernels: " in r.stdout and "score kernels: 0" not in r.stdout, r.stdout[-3000:]
     assert "plain global refused: True" in r.stdout, r.stdout[-3000:]
+    assert "generator kernels compiled" in r.stdout, r.stdout[-3000:]

@@ -54,7 +54,8 @@ def test_device_sweep_matches_the_host(op, params, dtype):
                                                ("fmax", {}, "bfloat16"), ("sub", {"alpha": 3}, "float16"),
                                                ("pow", {}, "bfloat16"), ("floor_divide", {}, "float16"),
                                                ("div", {"rounding_mode": "trunc"}, "bfloat16"),
-                                               ("remainder", {}, "float16"), ("swiglu", {}, "bfloat16")])
+                                               ("remainder", {}, "float16"), ("swiglu", {}, "bfloat16"),
+                                               ("glu", {}, "float16"), ("silu_and_mul", {}, "bfloat16")])
 def test_device_pairs_match_the_host(op, params, dtype):
     # 2^16 consecutive pair indices from 0x3c00_0000: a = 1.0 (float16) or 2^-7 (bfloat16), every b
     t = Target(op, params, nbx.DTYPES[dtype])
@@ -86,9 +87,13 @@ def test_sigmoid_misrounds_near_minus_6e_minus_6():
 
 
 def test_ops_without_a_device_oracle_sweep_on_the_host():
-    t = Target("add", {}, nbx.float32)
-    assert X.device_oracle(t) is None
-    assert X.device_oracle(Target("sin", {}, nbx.float64)) is None        # float64: mpmath decides
+    assert X.device_oracle(Target("add", {}, nbx.float64)) is None        # float64: mpmath decides
+    assert X.device_oracle(Target("sin", {}, nbx.float64)) is None
+    assert X.device_oracle(Target("where", {}, nbx.float32)) is None      # a mask operand
+    assert X.device_oracle(Target("lerp", {}, nbx.float16)) is None       # 16-bit: pairs only
+    # float32 binary and ternary ops, split ops: the stratified sample (tests/test_stratified.py)
+    assert X.device_oracle(Target("add", {}, nbx.float32)) is not None
+    assert X.device_oracle(Target("glu", {}, nbx.bfloat16)) is not None
 
 
 def test_nbx_run_bits_restricts_a_sweep_to_a_range(tmp_path):

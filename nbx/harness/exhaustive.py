@@ -1,13 +1,26 @@
-"""Unary sweeps over ranges of bit patterns, decided on the device (issue: prove it on every input).
+"""Value suites decided on the device (issue: prove it on every input).
 
-A float32, float16 or bfloat16 unary target with a device oracle (oracles/device) runs here when
-its sweep covers a range of bit patterns: all 2^32 float32 inputs in the exhaustive profile, or the
-range `nbx run --bits LO:HI` names. Inputs are made on the device chunk by chunk, the op runs
-through nbx, and device_score decides and scores each element. Undecided inputs are scored on the
-host (measure.score: the float64 oracle, mpmath where it is close); the worst decided inputs are
-rescored there for the report's worst entries. Nothing else per element leaves the device.
+Three kinds of job run here, each for a target with a device oracle (oracles/device):
+- `sweep`, unary float32, float16 or bfloat16: a range of bit patterns, all 2^32 float32 inputs in
+  the exhaustive profile, or the range `nbx run --bits LO:HI` names;
+- `sweep`, binary float16 and bfloat16 (split ops too: glu, silu_and_mul on their two halves): the
+  operand pairs of a range of 32-bit indices, all 2^32 pairs in the exhaustive profile;
+- `sample`, binary and ternary float32 (split ops too): a stratified sample of operand tuples made
+  on the device by a counter-based generator (device_score.stratified_tuples: every binade pair,
+  both signs, subnormals, the specials crossed with everything, near-equal operands), tuples
+  0 .. 2^32 - 1 in the exhaustive profile on CUDA (cases.PROFILES), or the index range --bits names.
+  Tuple i is a pure function of (i, the run's seed, the target): device_score.tuples_host
+  regenerates it on the host.
+Inputs are made on the device chunk by chunk, the op runs through nbx as Target.run calls it, and
+device_score decides and scores each element. Undecided inputs are scored on the host
+(measure.score: the float64 oracle, mpmath where it is close); the worst decided inputs are
+rescored there for the report's worst entries. Only those elements leave the device (gathered
+there, device_score.take). float64 targets stay on the host: deciding a float64 result on the
+device would need an oracle more precise than float64 (double-double).
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -16,8 +29,9 @@ from oracles import ORACLES
 
 from .. import backend
 from ..ops import FUNCTIONS
+from . import cases as C
 from . import device_score as DS
-from .measure import Accumulator, score
+from .measure import Accumulator, hexes, score
 from .targets import Target
 
 CHUNK = 1 << 28 if backend.IS_CUDA else 1 << 20
@@ -26,49 +40,130 @@ CHUNK = 1 << 28 if backend.IS_CUDA else 1 << 20
 def device_oracle(t: Target):
     """The device oracle of a target, or None: its label (`gelu:approximate=tanh`), else its op
     when every parameter of the variant is one the device oracle takes. Binary targets: 16-bit
-    dtypes (their pairs are the 2^32 indices), two plain tensor operands."""
-    if t.dtype.name not in DS.FORMATS or t.oracle_arity > 2:
+    dtypes (their pairs are the 2^32 indices) and float32 (a stratified sample), operands that are
+    plain values of the dtype (a split op's two halves count as two); ternary targets: float32."""
+    if t.dtype.name not in DS.FORMATS or t.oracle_arity > 3:
         return None
-    # operand roles other than values (a mask, another format's bits) are no float pairs; a
-    # divisor's or exponent's role concerns integer dtypes only
-    other_kinds = any(r.kind in ("mask", "bits") for r in t.verify.roles.values())
-    if t.oracle_arity == 2 and (t.dtype.itemsize != 2 or t.spec.arity != 2 or other_kinds
-                                or t.verify.param_operands):
-        return None
+    if t.oracle_arity >= 2:
+        # operand roles other than values (a mask, another format's bits) are no float tuples; a
+        # divisor's or exponent's role concerns integer dtypes only
+        if any(r.kind in ("mask", "bits") for r in t.verify.roles.values()) or t.verify.param_operands:
+            return None
+        if t.dtype.itemsize == 2 and t.oracle_arity != 2:
+            return None
     d = OD.DEVICE_ORACLES.get(t.label) or OD.DEVICE_ORACLES.get(t.op)
     if d is None or d.arity != t.oracle_arity or d.name != t.label and not set(t.params) <= set(d.params):
         return None
     return d
 
 
+def sampled(t: Target) -> bool:
+    """Whether t's pairs suite can take the stratified float32 sample (`sample`)."""
+    return t.dtype.name == "float32" and t.oracle_arity in (2, 3) and device_oracle(t) is not None
+
+
+def run_op(t: Target, xs):
+    """t's op on device operands xs (1-D, the oracle's operands), called as Target.run calls it:
+    a split op gets one tensor holding both halves; the result, flat."""
+    fn = FUNCTIONS[t.op]
+    split = t.verify.split
+    if split is None:
+        return fn(*xs, **t.params)
+    if split.dim_param is not None:                       # (2, n): contiguous halves along dim 0
+        return fn(DS.pack(xs[0], xs[1], False), **{split.dim_param: 0}).reshape(-1)
+    return fn(DS.pack(xs[0], xs[1], True)).reshape(-1)    # (n, 2): the last dim
+
+
+def _params(t: Target, d) -> list:
+    oracle = ORACLES[t.op]
+    return [t.params.get(p, oracle.params.get(p, 0.0)) for p in d.params]
+
+
+def _score_chunk(t: Target, d, xs_dev, got, acc: Accumulator, where: str):
+    s = DS.score(d, xs_dev, got, _params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters)
+    acc.add_device(s)
+    if s.index_overflow:
+        raise RuntimeError(f"{t.label} {t.dtype.name}: {s.index_overflow} undecided or failing inputs in "
+                           f"{where} beyond the device's list; use a smaller chunk")
+    return s
+
+
+def _to_host(t: Target, acc: Accumulator, got, s, operands_at) -> np.ndarray:
+    """Undecided elements scored on the host, failing and worst ones rescored for the worst entries;
+    operands_at(positions) -> the operand arrays there. Returns the positions that came back."""
+    if len(s.undecided_at):
+        arrays, gs = operands_at(s.undecided_at), DS.take(got, s.undecided_at)
+        acc.add(arrays, gs, score(t, arrays, gs))
+    show = s.failing_at[:8]
+    if s.argmax >= 0:
+        show = np.union1d(show, [s.argmax])
+    if len(show):
+        _push_worst(t, acc, operands_at(show), DS.take(got, show))
+    return np.union1d(s.undecided_at, show).astype(np.int64)
+
+
 def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK) -> None:
     """Bit patterns lo .. hi - 1 of t.dtype (for a binary target: the operand pairs of the 32-bit
     indices lo .. hi - 1, pair_patterns) through t's op, into acc."""
     d = device_oracle(t)
-    if d is None:
-        raise ValueError(f"exhaustive.sweep: {t.label} {t.dtype.name} has no device oracle")
-    oracle = ORACLES[t.op]
-    params = [t.params.get(p, oracle.params.get(p, 0.0)) for p in d.params]
-    fn = FUNCTIONS[t.op]
+    if d is None or t.oracle_arity > 2 or t.oracle_arity == 2 and t.dtype.itemsize != 2:
+        raise ValueError(f"exhaustive.sweep: {t.label} {t.dtype.name} has no device oracle over bit patterns")
     for start in range(lo, hi, chunk):
         n = min(chunk, hi - start)
         xs_dev = [DS.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
             list(DS.pair_patterns(t.dtype.name, start, n))
-        got = fn(*xs_dev, **t.params)
-        s = DS.score(d, xs_dev, got, params, zero_sign=oracle.zero_sign_matters)
-        acc.add_device(s)
-        if s.index_overflow:
-            raise RuntimeError(f"{t.label} {t.dtype.name}: {s.index_overflow} undecided or failing inputs in "
-                               f"[{start:#x}, {start + n:#x}) beyond the device's list; use a smaller chunk")
-        xs, gs = [x.numpy() for x in xs_dev], got.numpy()
-        if len(s.undecided_at):
-            arrays = [x[s.undecided_at] for x in xs]
-            acc.add(arrays, gs[s.undecided_at], score(t, arrays, gs[s.undecided_at]))
-        show = s.failing_at[:8]
-        if s.argmax >= 0:
-            show = np.union1d(show, [s.argmax])
-        if len(show):
-            _push_worst(t, acc, [x[show] for x in xs], gs[show])
+        got = run_op(t, xs_dev)
+        s = _score_chunk(t, d, xs_dev, got, acc, f"[{start:#x}, {start + n:#x})")
+        _to_host(t, acc, got, s, lambda at: [DS.take(x, at) for x in xs_dev])
+
+
+def tuple_key(t: Target, seed: int) -> int:
+    """The generator key of t's stratified sample: a pure function of (seed, target), as
+    cases.rng_for keys every other job."""
+    return int(C.rng_for(seed, t.label, t.dtype.name, "pairs32").integers(0, 1 << 63, dtype=np.int64))
+
+
+def tuples(t: Target, seed: int, indices) -> list[np.ndarray]:
+    """Tuples `indices` of t's stratified sample for `seed`, regenerated on the host (float32 arrays)."""
+    return DS.tuples_host(t.oracle_arity, tuple_key(t, seed), indices)
+
+
+def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: int = CHUNK) -> None:
+    """Tuples lo .. hi - 1 of the stratified float32 sample of (t, seed) through t's op, into acc.
+    The tuples of the elements that come back are regenerated on the host (and checked against the
+    device's); the worst entries name their tuple index."""
+    if not sampled(t):
+        raise ValueError(f"exhaustive.sample: {t.label} {t.dtype.name} is no float32 binary or ternary "
+                         f"target with a device oracle")
+    d = device_oracle(t)
+    arity, key = t.oracle_arity, tuple_key(t, seed)
+    index: dict = {}
+    for start in range(lo, hi, chunk):
+        n = min(chunk, hi - start)
+        xs_dev = DS.stratified_tuples(arity, key, start, n)
+        got = run_op(t, xs_dev)
+        s = _score_chunk(t, d, xs_dev, got, acc, f"tuples [{start:#x}, {start + n:#x})")
+
+        def operands_at(at, xs_dev=xs_dev, start=start):
+            arrays = DS.tuples_host(arity, key, start + np.asarray(at, np.int64))
+            for k, (x, h) in enumerate(zip(xs_dev, arrays)):
+                dev = DS.take(x, at)
+                if not np.array_equal(dev.view(np.uint32), h.view(np.uint32)):
+                    i = int(np.flatnonzero(dev.view(np.uint32) != h.view(np.uint32))[0])
+                    raise RuntimeError(f"{t.label}: operand {k} of tuple {start + int(at[i]):#x} is "
+                                       f"{int(dev.view(np.uint32)[i]):#x} on the device, "
+                                       f"{int(h.view(np.uint32)[i]):#x} regenerated on the host")
+            return arrays
+
+        back = _to_host(t, acc, got, s, operands_at)
+        if len(back):
+            arrays = operands_at(back)
+            for k, i in enumerate(back):
+                index[tuple(hexes(arrays, k))] = start + int(i)
+    # name each worst entry's tuple, so `exhaustive.tuples(t, seed, [i])` regenerates it
+    acc.worst = [(k, q, dataclasses.replace(w, note=f"{w.note}; stratified tuple {index[tuple(w.inputs)]:#x} "
+                                                  f"of seed {seed}".lstrip("; "))
+                  if tuple(w.inputs) in index else w) for k, q, w in acc.worst]
 
 
 def _push_worst(t: Target, acc: Accumulator, arrays, got) -> None:
@@ -77,4 +172,3 @@ def _push_worst(t: Target, acc: Accumulator, arrays, got) -> None:
     scratch.add(arrays, got, score(t, arrays, got))
     for key, _, w in scratch.worst:
         acc.push_worst(w, key)
-

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from oracles import ORACLES
 
 from .. import dtype as D
-from ..backend import backend_id
+from ..backend import IS_CUDA, backend_id
 from ..ops.verify import DIVISOR
 from . import bank
 from . import cases as C
@@ -100,17 +100,33 @@ def _bit_range(t: Target, suite: str, profile: str, bits):
     return None
 
 
+def _sample_range(t: Target, suite: str, profile: str, bits):
+    """The tuple indices a float32 binary or ternary pairs job takes from the stratified sample made
+    on the device (exhaustive.sample; None: the host's batches): bits, else the profile's pairs32
+    (pairs32_interpreter under the interpreter)."""
+    if suite != "pairs" or not X.sampled(t):
+        return None
+    if bits is not None:
+        return bits
+    n = PROFILES[profile].get("pairs32" if IS_CUDA else "pairs32_interpreter", 0)
+    return (0, n) if n else None
+
+
 def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=None):
     """One Measurement; an exception becomes the measurement's `error` (the gate fails it).
     A unary float job over a whole range of bit patterns (exhaustive, or bits) is decided on the
-    device where the op has a device oracle (exhaustive.py)."""
+    device where the op has a device oracle (exhaustive.py), as is a float32 binary or ternary pairs
+    job in the exhaustive profile or with bits (a stratified sample, the tuples bits names)."""
     start = time.perf_counter()
     acc = Accumulator(t, suite, backend)
     error = ""
     span = _bit_range(t, suite, profile, bits) if suite in ("sweep", "exhaustive16", "pairs") else None
+    tuples = _sample_range(t, suite, profile, bits)
     try:
         if suite == "bank":
             bank.measure_bank(t, acc)
+        elif tuples is not None:
+            X.sample(t, tuples[0], tuples[1], acc, seed)
         elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None
                                                                       or t.oracle_arity == 2):
             X.sweep(t, span[0], span[1], acc)
