@@ -27,7 +27,7 @@ def _load() -> None:
                             int32, int64, uint8)
         from .errors import BackendError, DeviceOOMError, SizeLimitError
         from .promotion import promote_types, result_type
-        from .tensor import Tensor, empty, from_numpy, full, ones, tensor, zeros
+        from .tensor import Tensor, empty, from_dlpack, from_numpy, full, ones, tensor, zeros
         from . import ops
         from .ops import OPS, FUNCTIONS, contiguous
     except BaseException:

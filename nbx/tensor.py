@@ -20,6 +20,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import dtype as D
+from .backend import dlpack as _dl
 from .promotion import scalar_dtype, scalar_to_numpy
 
 
@@ -189,6 +190,27 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
+
+    # ------------------------------------------------------------------ DLPack
+    def __dlpack_device__(self) -> tuple[_dl.DLDeviceType, int]:
+        """(kDLCPU, 0) on the interpreter backend, (kDLCUDA, current device) on the cuda backend."""
+        kind, index = _backend.active.dlpack_device()
+        return _dl.DLDeviceType(kind), index
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """This tensor as a DLPack capsule, for `from_dlpack` of numpy, torch, CuPy, JAX (or nbx).
+
+        Zero copy: the capsule describes this view of nbx's storage (data points at the view's first
+        element, byte_offset 0, shape, strides in elements, dtype) and keeps the storage alive until
+        the consumer calls its deleter. `max_version` >= (1, 0) gives a versioned capsule
+        ("dltensor_versioned", DLPack 1.1 at most), else a legacy one ("dltensor").
+        `stream` (cuda backend): the consumer's stream; nbx's work is queued on the legacy default
+        stream, so for None, 1 (legacy default) and -1 (no synchronization) nothing is done, 2 (per-
+        thread default) or a cudaStream_t makes that stream wait for nbx's queued work; 0 is refused.
+        On the interpreter only None is allowed. `copy=True` exports a copy; `dl_device=(kDLCPU, 0)`
+        on the cuda backend exports a host copy (refused with copy=False).
+        """
+        return _export_dlpack(self, stream, max_version, dl_device, copy)
 
     # ------------------------------------------------------------------ views
     def as_strided(self, size, stride, storage_offset: int | None = None) -> "Tensor":
@@ -375,6 +397,177 @@ def from_numpy(array) -> Tensor:
     if array.size:
         t._storage.write(0, np.ascontiguousarray(array))
     return t
+
+
+# ---------------------------------------------------------------------- DLPack
+_EXPORT = "nbx.Tensor.__dlpack__"
+_IMPORT = "nbx.from_dlpack"
+
+
+def _copy_bytes(src, offset: int, nbytes: int):
+    """A new storage of this backend holding `nbytes` of `src` from byte `offset`."""
+    dst = _backend.active.allocate(nbytes)
+    if nbytes:
+        if _backend.IS_CUDA:
+            dst.copy_from(0, src, offset, nbytes)
+        else:
+            dst.write(0, src.host_view()[offset:offset + nbytes])
+    return dst
+
+
+def _check_copy(copy, op: str) -> None:
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"{op}: copy={copy!r} must be None, True or False")
+
+
+def _export_dlpack(t: Tensor, stream, max_version, dl_device, copy):
+    _check_copy(copy, _EXPORT)
+    own = _backend.active.dlpack_device()
+    if max_version is None:
+        versioned, version = False, None
+    else:
+        try:
+            major, minor = (int(v) for v in max_version)
+        except (TypeError, ValueError):
+            raise TypeError(f"{_EXPORT}: max_version={max_version!r} must be None or a tuple "
+                            "(major, minor) of ints") from None
+        versioned = major >= 1
+        version = _dl.VERSION if (major, minor) >= _dl.VERSION else (1, minor)
+    target = own
+    if dl_device is not None:
+        try:
+            kind, index = dl_device
+            target = (int(kind), int(index))
+        except (TypeError, ValueError):
+            raise TypeError(f"{_EXPORT}: dl_device={dl_device!r} must be None or a tuple (device type, "
+                            "device id) as __dlpack_device__() returns") from None
+    to_host = target != own
+    if to_host:
+        if not (_backend.IS_CUDA and target == (int(_dl.kDLCPU), 0)):
+            raise BufferError(f"{_EXPORT}: dl_device={dl_device!r} ({_dl.describe_device(target)}) is not "
+                              f"available; the tensor is on {_dl.describe_device(own)} and exports there"
+                              + (", or to (kDLCPU, 0) as a host copy" if _backend.IS_CUDA else ""))
+        if copy is False:
+            raise BufferError(f"{_EXPORT}: dl_device=(kDLCPU, 0) needs a copy from the device to the host, "
+                              "but copy=False; pass copy=None or True")
+    if target[0] == _dl.kDLCPU:
+        if stream is not None:
+            raise ValueError(f"{_EXPORT}: stream={stream!r}: CPU memory has no streams, only stream=None "
+                             "is allowed" + (" with dl_device=(kDLCPU, 0)" if to_host else
+                                             " (nbx runs the interpreter backend)"))
+    elif stream is not None:
+        if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)):
+            raise TypeError(f"{_EXPORT}: stream={stream!r} must be None or an int (a cudaStream_t, 1 the "
+                            "legacy default stream, 2 the per-thread default stream, -1 no synchronization)")
+        if stream == 0:
+            raise ValueError(f"{_EXPORT}: stream=0 is ambiguous and the array API standard disallows it "
+                             "for CUDA; pass 1 (legacy default stream), 2 (per-thread default stream), "
+                             "a cudaStream_t, -1 (no synchronization) or None")
+        if stream < -1:
+            raise ValueError(f"{_EXPORT}: stream={stream!r} must be >= -1")
+    isz = t.itemsize
+    if to_host:
+        host = np.ascontiguousarray(t.numpy())      # synchronous: after nbx's queued work
+        return _dl.export(host.ctypes.data, t.shape, _contiguous_strides(t.shape), t.dtype,
+                          (int(_dl.kDLCPU), 0), host, versioned=versioned,
+                          version=version or _dl.VERSION, flags=_dl.FLAG_IS_COPIED)
+    storage, offset, flags = t._storage, t._offset, 0
+    if copy:
+        lo, hi = t.span()
+        storage = _copy_bytes(storage, lo * isz, (hi - lo) * isz)
+        offset, flags = offset - lo, _dl.FLAG_IS_COPIED
+    if _backend.IS_CUDA and stream not in (None, -1, 1):
+        _backend.active.dlpack_wait(int(stream))
+    return _dl.export(storage.data_ptr() + offset * isz, t.shape, t.stride(), t.dtype, own, storage,
+                      versioned=versioned, version=version or _dl.VERSION, flags=flags)
+
+
+def _device_message(what: str, device: tuple[int, int]) -> str:
+    own = _backend.active.dlpack_device()
+    where = _dl.describe_device(device)
+    if _backend.IS_CUDA:
+        if device[0] == _dl.kDLCUDA:
+            return (f"{_IMPORT}: argument 'x' ({what}) is on cuda:{device[1]} but nbx runs on cuda:{own[1]}; "
+                    f"move it there first (torch: x.to('cuda:{own[1]}')) or select that device before "
+                    "importing nbx")
+        return (f"{_IMPORT}: argument 'x' ({what}) is on {where}, but nbx runs the cuda backend and views "
+                f"CUDA device memory (kDLCUDA) of cuda:{own[1]} only; move it to the GPU first (torch: "
+                "x.cuda(); CuPy: cupy.asarray(x); JAX: jax.device_put(x, jax.devices('gpu')[0])), or copy "
+                "a numpy array with nbx.from_numpy(x)")
+    return (f"{_IMPORT}: argument 'x' ({what}) is on {where}, but nbx runs the interpreter backend "
+            "(Triton's CPU interpreter) and views host memory (kDLCPU) only; move it to the CPU first "
+            "(torch: x.cpu(); CuPy: x.get(); JAX: jax.device_put(x, jax.devices('cpu')[0])), or run nbx "
+            "on its cuda backend (NBX_BACKEND=cuda on a machine with a GPU)")
+
+
+def from_dlpack(x, *, copy: bool | None = None) -> Tensor:
+    """A Tensor viewing the memory of `x`, with no copy: any object with `__dlpack__` and
+    `__dlpack_device__` (numpy arrays, torch, CuPy and JAX arrays, nbx Tensors) or a DLPack capsule.
+
+    The memory must be on nbx's backend: host memory (kDLCPU) on the interpreter, device memory of
+    the current CUDA device (kDLCUDA) on the cuda backend. The producer's deleter runs when the last
+    nbx tensor or numpy view of the memory is gone (on CUDA after nbx's queued work has finished),
+    so the producer may be deleted first. On CUDA, nbx asks the producer for its data on the legacy
+    default stream (stream=1), where nbx launches its kernels.
+
+    `copy`: None views the memory, copying only what the producer marks read-only (nbx tensors are
+    writable); True always copies into new nbx memory; False never copies (a read-only producer
+    raises BufferError). A capsule can be consumed once.
+    """
+    _check_copy(copy, _IMPORT)
+    own = _backend.active.dlpack_device()
+
+    def device_ok(device):
+        return device[0] == own[0] and (device[0] == _dl.kDLCPU or device[1] == own[1])
+
+    if _dl.is_capsule(x):
+        capsule, what = x, "a DLPack capsule"
+    else:
+        if not hasattr(x, "__dlpack__"):
+            raise TypeError(f"{_IMPORT}: argument 'x' must have __dlpack__ (a numpy array, a torch, CuPy or "
+                            f"JAX array, an nbx Tensor) or be a DLPack capsule, got {type(x).__name__}")
+        what = f"{type(x).__module__}.{type(x).__qualname__}"
+        if hasattr(x, "__dlpack_device__"):
+            dev = x.__dlpack_device__()
+            dev = (int(dev[0]), int(dev[1]))
+            if not device_ok(dev):
+                raise BufferError(_device_message(what, dev))
+        stream = 1 if _backend.IS_CUDA else None
+        try:
+            try:
+                capsule = x.__dlpack__(stream=stream, max_version=_dl.VERSION)
+            except TypeError:      # a producer older than DLPack 1.0's max_version
+                capsule = x.__dlpack__(stream=stream)
+        except BufferError as e:
+            raise BufferError(f"{_IMPORT}: argument 'x' ({what}) cannot be exported through DLPack: {e}") from e
+    try:
+        imp = _dl.consume(capsule, device_ok)
+    except _dl.ConsumeError as e:
+        if e.kind == "device":
+            raise BufferError(_device_message(what, e.device)) from None
+        if e.kind in ("used", "capsule"):
+            raise ValueError(f"{_IMPORT}: argument 'x' ({what}): {e}") from None
+        hint = {"strides": "; pass a copy with non-negative strides (numpy: np.ascontiguousarray(x), "
+                           "torch: x.contiguous())",
+                "align": "; pass an aligned copy"}.get(e.kind, "")
+        raise BufferError(f"{_IMPORT}: argument 'x' ({what}): {e}{hint}") from None
+    try:
+        if imp.read_only and copy is False:
+            raise BufferError(f"{_IMPORT}: argument 'x' ({what}) is read-only (its producer set DLPack's "
+                              "READ_ONLY flag) and an nbx tensor is writable, so it needs a copy, but "
+                              "copy=False; pass copy=None or True")
+        nbytes = imp.nbytes
+        if nbytes == 0:
+            imp.release()
+            storage = _backend.active.allocate(0)
+        else:
+            storage = _backend.active.wrap_external(imp.data, nbytes, imp.release)
+            if copy or imp.read_only:
+                storage = _copy_bytes(storage, 0, nbytes)
+    except BaseException:
+        imp.release()
+        raise
+    return Tensor(storage, imp.shape, imp.strides, 0, imp.dtype)
 
 
 def full(shape, value, dtype=None) -> Tensor:

@@ -120,6 +120,49 @@ class DeviceStorage:
         _check(cudart.cudaMemset(self.ptr, value, max(self.nbytes, 1)), "cudaMemset")
 
 
+class ExternalDeviceStorage(DeviceStorage):
+    """Device memory nbx did not allocate (`nbx.from_dlpack`). When the storage is collected,
+    `release` (the producer's DLPack deleter) runs after the legacy default stream, where nbx's
+    kernels run, has finished with it: the producer may reuse the memory at once (on another stream)."""
+    __slots__ = ()
+
+    def __init__(self, ptr: int, nbytes: int, release):
+        self.nbytes = int(nbytes)
+        self.ptr = int(ptr)
+        self._finalizer = weakref.finalize(self, _release_external, release)
+        self._finalizer.atexit = False
+
+
+def _release_external(release) -> None:
+    try:
+        cudart.cudaStreamSynchronize(0)
+    finally:
+        release()
+
+
+def wrap_external(ptr: int, nbytes: int, release) -> ExternalDeviceStorage:
+    """A storage over `nbytes` of someone else's device memory at `ptr`; `release()` when unused."""
+    return ExternalDeviceStorage(ptr, nbytes, release)
+
+
+def dlpack_device() -> tuple[int, int]:
+    """(DLPack device type, id) of this backend's memory: kDLCUDA, the current device."""
+    return 2, current_device()
+
+
+def dlpack_wait(stream: int) -> None:
+    """Make the CUDA stream `stream` (a cudaStream_t as an int; 2 is the per-thread default stream)
+    wait for the work nbx has queued on the legacy default stream: an event recorded there and
+    waited for on `stream`. The host does not block."""
+    flags = int(getattr(cudart, "cudaEventDisableTiming", 2))
+    event = _check(cudart.cudaEventCreateWithFlags(flags), "cudaEventCreateWithFlags")
+    try:
+        _check(cudart.cudaEventRecord(event, 0), "cudaEventRecord")
+        _check(cudart.cudaStreamWaitEvent(stream, event, 0), f"cudaStreamWaitEvent(stream={stream})")
+    finally:
+        cudart.cudaEventDestroy(event)
+
+
 def max_elements() -> int | None:
     """No element limit on the device: the allocator's out-of-memory error is the limit."""
     return None

@@ -15,7 +15,9 @@ allocate 2 GiB and run for many minutes. Set the variable higher to allow larger
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import weakref
 
 import numpy as np
 
@@ -77,8 +79,37 @@ class HostStorage:
         return self.buf[: self.nbytes]
 
 
+class ExternalHostStorage(HostStorage):
+    """Host memory nbx did not allocate (`nbx.from_dlpack`): `buf` views it in place. `release` (the
+    producer's DLPack deleter) runs once nothing refers to the memory any more: not this storage,
+    not a numpy view of `buf` (every such view holds the ctypes array `buf` is made from)."""
+    __slots__ = ()
+
+    def __init__(self, ptr: int, nbytes: int, release):
+        if nbytes <= 0 or not ptr:
+            raise ValueError(f"ExternalHostStorage: needs memory, got {nbytes} bytes at {ptr:#x}")
+        anchor = (ctypes.c_uint8 * nbytes).from_address(ptr)
+        weakref.finalize(anchor, release).atexit = False   # at exit the producer may be gone already
+        self.buf = np.frombuffer(anchor, dtype=np.uint8)
+        self.nbytes = int(nbytes)
+
+
 def allocate(nbytes: int) -> HostStorage:
     return HostStorage(nbytes)
+
+
+def wrap_external(ptr: int, nbytes: int, release) -> ExternalHostStorage:
+    """A storage over `nbytes` of someone else's host memory at `ptr`; `release()` when unused."""
+    return ExternalHostStorage(ptr, nbytes, release)
+
+
+def dlpack_device() -> tuple[int, int]:
+    """(DLPack device type, id) of this backend's memory: kDLCPU, 0."""
+    return 1, 0
+
+
+def dlpack_wait(stream) -> None:
+    """Host memory has no streams: nothing to order."""
 
 
 def synchronize() -> None:
