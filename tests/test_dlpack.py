@@ -552,3 +552,9 @@ def test_cuda_host_copy_and_device_errors():
     del n
     gc.collect()
     assert alive() is None
+
+
+def test_from_dlpack_is_public():
+    import sys
+    assert "from_dlpack" in dir(nbx) and nbx.from_dlpack is sys.modules["nbx.tensor"].from_dlpack
+    assert callable(nbx.Tensor.__dlpack__) and callable(nbx.Tensor.__dlpack_device__)

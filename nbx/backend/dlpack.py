@@ -170,10 +170,12 @@ def _release_export(addr) -> None:
 
 
 @_DELETER
-def _deleter(managed):
-    """The `deleter` of every struct nbx exports: drops the struct and the owner of the memory."""
+def _deleter(managed, _pop=_EXPORTS.pop):
+    """The `deleter` of every struct nbx exports: drops the struct and the owner of the memory.
+    (`_pop` is bound here so that a consumer freeing at interpreter exit finds it.)"""
     if managed:
-        _release_export(managed)
+        item = _pop(managed, None)
+        del item
 
 
 _DELETER_ADDR = ctypes.cast(_deleter, ctypes.c_void_p).value
@@ -181,6 +183,15 @@ _DELETER_ADDR = ctypes.cast(_deleter, ctypes.c_void_p).value
 # Capsules nbx exported and nobody consumed yet (see _sweep): a strong reference each.
 _PENDING: list = []
 _PENDING_LOCK = threading.Lock()
+
+
+def _refs(items: list, i: int) -> int:
+    return sys.getrefcount(items[i])
+
+
+# what _refs reads for an object only a list refers to (2 on CPython 3.11: the list's reference and
+# getrefcount's argument; measured, because newer interpreters may borrow the argument)
+_ALONE = _refs([object()], 0)
 
 
 def _sweep() -> None:
@@ -201,8 +212,7 @@ def _sweep() -> None:
             cap_addr = id(_PENDING[i])
             for name in (NAME_VERSIONED, NAME_LEGACY):
                 if _PyCapsule_IsValid(cap_addr, _CNAME[name]):
-                    # 2: the list's reference and getrefcount's argument
-                    if sys.getrefcount(_PENDING[i]) <= 2:
+                    if _refs(_PENDING, i) <= _ALONE:
                         dropped.append(_PyCapsule_GetPointer(cap_addr, _CNAME[name]))
                     else:
                         keep.append(_PENDING[i])
