@@ -1,11 +1,18 @@
-"""Every input of a unary op, decided on the device: the op's results against its device oracle
-(oracles/device), undecided inputs decided by mpmath on the host (measure.score).
+"""Every input of a unary op, and stratified samples of binary and ternary float32 ops, decided on
+the device: the op's results against its device oracle (oracles/device), undecided inputs decided
+by mpmath on the host (measure.score).
 
-Per op: inputs covered, misrounded, special mismatches, max ulp, undecided inputs sent to mpmath,
-seconds. Inputs are the bit patterns LO..HI-1 of the dtype (default: all of them), made on the
-device in chunks.
-Usage: PYTHONPATH=$PWD python3 bench/exhaustive_device.py [--ops sigmoid,gelu] [--dtype float32]
-       [--bits LO:HI] [--chunk-log2 28] [--json FILE]. On the CPU: --bits 0x3f000000:0x3f400000.
+Unary (--suite unary): per op, inputs covered, misrounded, special mismatches, max ulp, undecided
+inputs sent to mpmath, seconds. Inputs are the bit patterns LO..HI-1 of the dtype (default: all of
+them), made on the device in chunks.
+Pairs (--suite pairs): every float32 binary and ternary target with a device oracle (split ops
+included), on tuples LO..HI-1 of its stratified sample (harness/exhaustive.sample, the exhaustive
+profile's pairs suite: default all 2^32 on CUDA, 2^20 elsewhere): tuples, misrounded, special
+mismatches, max ulp, undecided tuples sent to mpmath and left out (beyond --max-host), the first
+failing tuples as indices of the sample, seconds; and the generator's own speed.
+Usage: PYTHONPATH=$PWD python3 bench/exhaustive_device.py [--suite unary|pairs|all] [--ops sigmoid,gelu]
+       [--dtype float32] [--bits LO:HI] [--tuples LO:HI] [--seed 0] [--chunk-log2 28] [--json FILE].
+On the CPU: --bits 0x3f000000:0x3f400000 --tuples 0:0x100000.
 """
 from __future__ import annotations
 
@@ -19,9 +26,12 @@ import numpy as np
 import nbx
 import oracles.device as OD
 from nbx.harness import device_score as S
+from nbx.harness import exhaustive as X
 from nbx.harness import measure
-from nbx.harness.targets import Target
+from nbx.harness.targets import Target, targets
 from oracles import ORACLES
+
+CUDA = nbx.backend_info()["backend"] == "cuda"
 
 
 def _bits(text: str) -> tuple[int, int]:
@@ -51,8 +61,8 @@ def sweep(label: str, dtype: str, lo: int, hi: int, chunk: int, max_host: int) -
         take = s.undecided_at[:max(0, max_host - host_done)]
         host_done += len(take)
         if len(take):
-            xs = x.numpy()[take]
-            gs = got.numpy()[take]
+            xs = S.take(x, take)
+            gs = S.take(got, take)
             b = measure.score(Target(op, params, nbx.DTYPES[dtype]), [xs], gs)
             host_not_cr += int((b.not_cr & ~b.special).sum())
             host_special += int(b.special.sum())
@@ -68,28 +78,78 @@ def sweep(label: str, dtype: str, lo: int, hi: int, chunk: int, max_host: int) -
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
+def pairs(t: Target, lo: int, hi: int, chunk: int, max_host: int, seed: int) -> dict:
+    """One float32 binary or ternary target over tuples lo .. hi - 1 of its stratified sample."""
+    acc = measure.Accumulator(t, "pairs", nbx.backend_id())
+    t0 = time.perf_counter()
+    left_out = X.sample(t, lo, hi, acc, seed, chunk=chunk, max_host=max_host)
+    nbx.synchronize()
+    secs = time.perf_counter() - t0
+    m = acc.measurement(secs)
+    first = [w.note.split("stratified tuple ")[1].split()[0] for w in m.worst
+             if "stratified tuple" in w.note and (w.got != w.expected)]
+    return {"op": t.label, "dtype": "float32", "arity": t.oracle_arity, "tuples": [hex(lo), hex(hi)],
+            "scored": m.cases, "misrounded": m.not_correctly_rounded, "specials": m.special_mismatches,
+            "max_ulp": m.max_ulp, "undecided_to_mpmath": m.undecided, "left_out": left_out,
+            "first_failing_tuples": first[:8], "seed": seed, "seconds": round(secs, 2)}
+
+
+def generator_speed(arity: int, n: int) -> float:
+    """Seconds to make n tuples on the device (one launch, after a warm-up)."""
+    S.stratified_tuples(arity, 1, 0, min(n, 1 << 16))
+    bufs = [nbx.empty(n, dtype="float32") for _ in range(arity)]
+    nbx.synchronize()
+    t0 = time.perf_counter()
+    S.stratified_tuples(arity, 1, 0, n, out=bufs)
+    nbx.synchronize()
+    return time.perf_counter() - t0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ops", default=",".join(OD.DEVICE_ORACLES), help="device-oracle labels, comma-separated")
-    ap.add_argument("--dtype", default="float32", choices=sorted(S.FORMATS))
-    ap.add_argument("--bits", type=_bits, default=None, help="LO:HI bit patterns (default: all)")
-    ap.add_argument("--chunk-log2", type=int, default=28 if nbx.backend_info()["backend"] == "cuda" else 20)
+    ap.add_argument("--suite", choices=("unary", "pairs", "all"), default="all")
+    ap.add_argument("--ops", default="", help="labels, comma-separated (default: every one with a device oracle)")
+    ap.add_argument("--dtype", default="float32", choices=sorted(S.FORMATS), help="of the unary sweeps")
+    ap.add_argument("--bits", type=_bits, default=None, help="LO:HI bit patterns of the unary sweeps (default: all)")
+    ap.add_argument("--tuples", type=_bits, default=None,
+                    help="LO:HI tuple indices of the pairs samples (default: 0:2^32 on CUDA, 0:2^20 elsewhere)")
+    ap.add_argument("--seed", type=int, default=0, help="the run seed the pairs samples derive from")
+    ap.add_argument("--chunk-log2", type=int, default=28 if CUDA else 20)
     ap.add_argument("--max-host", type=int, default=100_000,
-                    help="undecided inputs mpmath decides per op at most (the rest: unverified)")
+                    help="undecided inputs mpmath decides per op at most (unary: the rest unverified; "
+                         "pairs: the rest left out of the sample)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
-    lo, hi = a.bits or (0, 1 << (8 * nbx.DTYPES[a.dtype].itemsize))
-    print(f"backend {nbx.backend_id()} ({nbx.backend_info()['device']}), {a.dtype} bits {lo:#x}:{hi:#x}")
+    wanted = set(filter(None, a.ops.split(",")))
     rows = []
-    for label in filter(None, a.ops.split(",")):
-        if label not in OD.DEVICE_ORACLES:
-            ap.error(f"--ops: no device oracle {label!r}")
-        r = sweep(label, a.dtype, lo, hi, 1 << a.chunk_log2, a.max_host)
-        rows.append(r)
-        print(f"{label:24s} inputs {r['inputs']:>11,}  misrounded {r['misrounded']:>8,}  specials {r['specials']:>6,}  "
-              f"max {r['max_ulp']:.4g} ulp  undecided->mpmath {r['undecided_to_mpmath']:>6,}  "
-              f"unverified {r['unverified']:,}  "
-              f"{' '.join(r['first_misrounded'])}  {r['seconds']} s", flush=True)
+    print(f"backend {nbx.backend_id()} ({nbx.backend_info()['device']})")
+    if a.suite in ("unary", "all"):
+        lo, hi = a.bits or (0, 1 << (8 * nbx.DTYPES[a.dtype].itemsize))
+        print(f"unary: {a.dtype} bits {lo:#x}:{hi:#x}")
+        labels = [k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 1 and (not wanted or k in wanted)]
+        for label in labels:
+            r = sweep(label, a.dtype, lo, hi, 1 << a.chunk_log2, a.max_host)
+            rows.append(r)
+            print(f"{label:24s} inputs {r['inputs']:>11,}  misrounded {r['misrounded']:>8,}  specials {r['specials']:>6,}  "
+                  f"max {r['max_ulp']:.4g} ulp  undecided->mpmath {r['undecided_to_mpmath']:>6,}  "
+                  f"unverified {r['unverified']:,}  "
+                  f"{' '.join(r['first_misrounded'])}  {r['seconds']} s", flush=True)
+    if a.suite in ("pairs", "all"):
+        lo, hi = a.tuples or (0, 1 << 32 if CUDA else 1 << 20)
+        chunk = 1 << a.chunk_log2
+        for arity in (2, 3):
+            n = min(chunk, hi - lo)
+            print(f"generator: {n:,} {arity}-tuples in {generator_speed(arity, n):.3f} s", flush=True)
+        print(f"pairs: float32 tuples {lo:#x}:{hi:#x} of seed {a.seed}")
+        for t in targets(dtypes=["float32"]):
+            if not X.sampled(t) or wanted and t.label not in wanted and t.op not in wanted:
+                continue
+            r = pairs(t, lo, hi, chunk, a.max_host, a.seed)
+            rows.append(r)
+            print(f"{t.label:24s} tuples {r['scored']:>13,}  misrounded {r['misrounded']:>9,}  "
+                  f"specials {r['specials']:>7,}  max {r['max_ulp']:.4g} ulp  undecided->mpmath "
+                  f"{r['undecided_to_mpmath']:>7,}  left out {r['left_out']:,}  "
+                  f"{' '.join(r['first_failing_tuples'])}  {r['seconds']} s", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"backend": nbx.backend_id(), "rows": rows}, f, indent=1)

@@ -235,6 +235,26 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
         assert int(_bits(again[0])[0]) & 0x1FF in (0x0A7, 0x1C3)
 
 
+def test_a_full_list_is_scored_in_parts_and_the_host_budget_leaves_tuples_out(monkeypatch):
+    t = Target("glu", {}, nbx.float32)                     # ~1% undecided (a subnormal times ~1/2)
+    lo, hi = DS.GRID + DS.NEAR, DS.GRID + DS.NEAR + (1 << 14)
+    whole = Accumulator(t, "pairs", nbx.backend_id())
+    assert X.sample(t, lo, hi, whole) == 0
+    m = whole.measurement(0.0)
+    assert m.cases == hi - lo and m.undecided > 4 * 64
+    monkeypatch.setattr(X, "LIST_CAP", 64)                 # every launch's list overflows: parts
+    parts = Accumulator(t, "pairs", nbx.backend_id())
+    X.sample(t, lo, hi, parts, chunk=1 << 13)
+    p = parts.measurement(0.0)
+    assert (p.cases, p.not_correctly_rounded, p.special_mismatches, p.undecided, p.max_ulp, p.hist) == \
+        (m.cases, m.not_correctly_rounded, m.special_mismatches, m.undecided, m.max_ulp, m.hist)
+    capped = Accumulator(t, "pairs", nbx.backend_id())
+    left = X.sample(t, lo, hi, capped, chunk=1 << 13, max_host=40)
+    c = capped.measurement(0.0)
+    assert left == m.undecided - c.undecided and c.undecided <= 40 + 4 and left > 0
+    assert c.cases == hi - lo - left
+
+
 def test_nbx_run_exhaustive_pairs_takes_the_device_sample(tmp_path):
     from nbx.cli import main
     from nbx.harness.report import load_report

@@ -35,6 +35,7 @@ from .measure import Accumulator, hexes, score
 from .targets import Target
 
 CHUNK = 1 << 28 if backend.IS_CUDA else 1 << 20
+LIST_CAP = 1 << 20      # undecided and failing positions one score launch lists (more: in parts)
 
 
 def device_oracle(t: Target):
@@ -79,8 +80,22 @@ def _params(t: Target, d) -> list:
     return [t.params.get(p, oracle.params.get(p, 0.0)) for p in d.params]
 
 
+def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> DS.DeviceScore:
+    """device_score.score of one chunk; where more inputs are undecided or failing than the device's
+    list holds, the chunk is scored again in 16 parts (views), each with its own list."""
+    s = DS.score(d, xs_dev, got, _params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters, cap=cap)
+    n = got.numel()
+    if not s.index_overflow or depth >= 3 or n < 16:
+        return s
+    total, step = DS.DeviceScore(), -(-n // 16)
+    for off in range(0, n, step):
+        m = min(step, n - off)
+        total.merge(_score(t, d, [x.narrow(0, off, m) for x in xs_dev], got.narrow(0, off, m), cap, depth + 1), off)
+    return total
+
+
 def _score_chunk(t: Target, d, xs_dev, got, acc: Accumulator, where: str):
-    s = DS.score(d, xs_dev, got, _params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters)
+    s = _score(t, d, xs_dev, got, LIST_CAP)
     acc.add_device(s)
     if s.index_overflow:
         raise RuntimeError(f"{t.label} {t.dtype.name}: {s.index_overflow} undecided or failing inputs in "
@@ -88,18 +103,23 @@ def _score_chunk(t: Target, d, xs_dev, got, acc: Accumulator, where: str):
     return s
 
 
-def _to_host(t: Target, acc: Accumulator, got, s, operands_at) -> np.ndarray:
-    """Undecided elements scored on the host, failing and worst ones rescored for the worst entries;
+def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None = None) -> np.ndarray:
+    """Undecided elements scored on the host (at most `quota`, evenly spaced over the chunk's: the
+    others are left out of the figures), failing and worst ones rescored for the worst entries;
     operands_at(positions) -> the operand arrays there. Returns the positions that came back."""
-    if len(s.undecided_at):
-        arrays, gs = operands_at(s.undecided_at), DS.take(got, s.undecided_at)
+    und = s.undecided_at
+    if quota is not None and len(und) > quota:
+        und = und[np.unique(np.linspace(0, len(und) - 1, quota).astype(np.int64))] if quota else und[:0]
+        acc.undecided -= len(s.undecided_at) - len(und)
+    if len(und):
+        arrays, gs = operands_at(und), DS.take(got, und)
         acc.add(arrays, gs, score(t, arrays, gs))
     show = s.failing_at[:8]
     if s.argmax >= 0:
         show = np.union1d(show, [s.argmax])
     if len(show):
         _push_worst(t, acc, operands_at(show), DS.take(got, show))
-    return np.union1d(s.undecided_at, show).astype(np.int64)
+    return np.union1d(und, show).astype(np.int64)
 
 
 def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK) -> None:
@@ -128,16 +148,22 @@ def tuples(t: Target, seed: int, indices) -> list[np.ndarray]:
     return DS.tuples_host(t.oracle_arity, tuple_key(t, seed), indices)
 
 
-def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: int = CHUNK) -> None:
+def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: int = CHUNK,
+           max_host: int | None = None) -> int:
     """Tuples lo .. hi - 1 of the stratified float32 sample of (t, seed) through t's op, into acc.
     The tuples of the elements that come back are regenerated on the host (and checked against the
-    device's); the worst entries name their tuple index."""
+    device's); the worst entries name their tuple index. max_host: the most undecided tuples mpmath
+    decides on the host, spread evenly over the chunks (the sample aims at rounding ties: some ops
+    leave 1e-3 .. 1e-2 of it undecided, which at 2^32 tuples mpmath would take hours over); the
+    others are left out of the figures (acc.cases falls short of hi - lo by as many). Returns how
+    many were left out."""
     if not sampled(t):
         raise ValueError(f"exhaustive.sample: {t.label} {t.dtype.name} is no float32 binary or ternary "
                          f"target with a device oracle")
     d = device_oracle(t)
     arity, key = t.oracle_arity, tuple_key(t, seed)
     index: dict = {}
+    left_out = 0
     for start in range(lo, hi, chunk):
         n = min(chunk, hi - start)
         xs_dev = DS.stratified_tuples(arity, key, start, n)
@@ -155,7 +181,10 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
                                        f"{int(h.view(np.uint32)[i]):#x} regenerated on the host")
             return arrays
 
-        back = _to_host(t, acc, got, s, operands_at)
+        quota = None if max_host is None else -(-max_host * n // (hi - lo))
+        if quota is not None:
+            left_out += max(0, len(s.undecided_at) - quota)
+        back = _to_host(t, acc, got, s, operands_at, quota)
         if len(back):
             arrays = operands_at(back)
             for k, i in enumerate(back):
@@ -164,6 +193,7 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
     acc.worst = [(k, q, dataclasses.replace(w, note=f"{w.note}; stratified tuple {index[tuple(w.inputs)]:#x} "
                                                   f"of seed {seed}".lstrip("; "))
                   if tuple(w.inputs) in index else w) for k, q, w in acc.worst]
+    return left_out
 
 
 def _push_worst(t: Target, acc: Accumulator, arrays, got) -> None:
