@@ -405,8 +405,10 @@ def _f64(bits):
 
 @triton.jit
 def _bits32(v):
-    """float64 -> float32 (one rounding) -> its bit pattern as int64."""
-    return v.to(tl.float32).to(tl.uint32, bitcast=True).to(tl.int64)
+    """float64 -> float32 (one rounding) -> its bit pattern as int64; a NaN as 0x7FC00000 (a GPU's
+    NaN payloads are not the host's)."""
+    b = v.to(tl.float32).to(tl.uint32, bitcast=True).to(tl.int64)
+    return tl.where(v != v, 0x7FC00000, b)
 
 
 @triton.jit
@@ -582,7 +584,7 @@ def _f64_np(bits: np.ndarray) -> np.ndarray:
 
 
 def _bits32_np(v: np.ndarray) -> np.ndarray:
-    return v.astype(np.float32).view(np.uint32).astype(np.int64)
+    return np.where(np.isnan(v), 0x7FC00000, v.astype(np.float32).view(np.uint32).astype(np.int64))
 
 
 def _perturb_np(x: np.ndarray, h: np.ndarray) -> np.ndarray:
