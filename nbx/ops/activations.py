@@ -241,7 +241,8 @@ activation("mish", "F", ALL, _mish, "x * tanh(softplus(x)), softplus overflow-fr
 activation("softplus", "F", ALL, _softplus,
            "x*beta > threshold ? x : log1p(exp(beta*x))/beta, evaluated as (max(u,0) + log1p(exp(-|u|)))/beta.",
            params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")),
-           verify=Verify(variants=(Variant({"beta": 2.0, "threshold": 10.0}),)))
+           verify=not_correctly_rounded("1 of 2^32 inputs on the H200 (each variant): " + NEAR_MIDPOINT,
+                                        variants=(Variant({"beta": 2.0, "threshold": 10.0}),)))
 activation("log_sigmoid", "F", ALL, _log_sigmoid, "log(sigmoid(x)) = min(x,0) - log1p(exp(-|x|)).",
            verify=not_correctly_rounded("1 of 2^32 inputs on the H200 (0xb9ea41d0): " + NEAR_MIDPOINT))
 

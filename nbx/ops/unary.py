@@ -96,14 +96,23 @@ unary("neg", "S", NUMERIC, _neg, "-x. neg(0.0) = -0.0; integers wrap at INT_MIN 
       verify=Verify(big=BigCase(D.int8, lambda a: -a)))
 unary("abs", "S", NUMERIC, _abs, "|x|. abs(-0.0) = +0.0; integers wrap at INT_MIN as ATen does.")
 _EXP_VERIFY = Verify(ci_rank8="unary with a float result of integer and bool operands (rule F)")
-_SIN_VERIFY = not_correctly_rounded("2 of 2^32 inputs on the H200 (0x46199998, 0xc6199998): " + NEAR_MIDPOINT)
+# float32 results misrounded among all 2^32 inputs on the H200 (exhaustive profile at c41ce52): libdevice's
+# float64 function, rounded to float32, is wrong where the exact value lies within its error of a midpoint
+MISROUNDED_H200 = {"sin": 2, "cos": 6, "exp2": 2, "log": 5, "log10": 1, "log1p": 9, "sinh": 2, "acos": 2,
+                   "atan": 2, "asinh": 4, "acosh": 2, "erfc": 1}
+
+
+def _verify(name: str) -> Verify:
+    if name in MISROUNDED_H200:
+        return not_correctly_rounded(f"{MISROUNDED_H200[name]} of 2^32 inputs on the H200: " + NEAR_MIDPOINT)
+    return _EXP_VERIFY if name == "exp" else Verify()
 # (name, exact body, float32 fast path)
 for _name, _body, _fast in [("exp", m.exp, None), ("exp2", m.exp2, None), ("log", m.log, log.LOG),
                             ("sin", m.sin, trig.SIN), ("cos", m.cos, trig.COS), ("tan", m.tan, trig.TAN),
                             ("sqrt", m.sqrt, None), ("rsqrt", m.rsqrt, rsqrt.RSQRT),
                             ("reciprocal", m.reciprocal, None), ("erf", m.erf, erf.ERF)]:
     unary(_name, "F", ALL, _body, f"{_name}(x), float math (rule F): integers and bool compute in float32.",
-          fast32=_fast, verify=_EXP_VERIFY if _name == "exp" else _SIN_VERIFY if _name == "sin" else Verify())
+          fast32=_fast, verify=_verify(_name))
 for _name, _body in [("floor", m.floor), ("ceil", m.ceil), ("trunc", m.trunc), ("round", m.rint)]:
     unary(_name, "S", NUMERIC, _float_or_identity(_body),
           f"{_name}(x); identity on integers." + (" Half to even." if _name == "round" else ""))
@@ -114,7 +123,8 @@ for _name, _body in [("expm1", m.expm1), ("log1p", m.log1p), ("log2", m.log2), (
                      ("sinh", m.sinh), ("cosh", m.cosh), ("asin", m.asin), ("acos", m.acos),
                      ("atan", m.atan), ("asinh", m.asinh), ("acosh", m.acosh), ("atanh", m.atanh),
                      ("cbrt", m.cbrt), ("erfc", m.erfc)]:
-    unary(_name, "F", ALL, _body, f"{_name}(x), float math (rule F): integers and bool compute in float32.")
+    unary(_name, "F", ALL, _body, f"{_name}(x), float math (rule F): integers and bool compute in float32.",
+          verify=_verify(_name))
 unary("sign", "S", ALL, _sign, "-1, 0 or 1 with the input's dtype; sign(-0.0) = -0.0, sign(NaN) = NaN.")
 unary("signbit", "B", ALL, _signbit, "True where the sign bit is set (signbit(-0.0) is True); integers: x < 0.")
 unary("square", "S", NUMERIC, _square, "x * x (integers wrap).")
