@@ -457,3 +457,24 @@ def test_multi_operand_decisions_agree_with_the_host_and_catch_a_planted_error(l
         if extra:
             assert set(hit.tolist()) <= set(s.failing_at.tolist()) | set(s.undecided_at.tolist())
             assert s.misrounded >= extra - len(s.undecided_at)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_hardsigmoid_exact_ties_are_decided_on_the_device(dtype):
+    """hardsigmoid's (x + 3)/6 is exactly a float32 midpoint for 4% of x in [0.17, 0.19): its EXACT_AT
+    marks those values exact, so the device decides the tie (to even) as mpmath does, instead of
+    sending millions of inputs to the host (the H200's exhaustive run overflowed its list)."""
+    d = nbx.DTYPES[dtype]
+    lo, hi = (0x3e300000, 0x3e310000) if dtype == "float32" else (0x3e30, 0x3f80)
+    x = np.arange(lo, hi, dtype=np.uint64).astype(d.uint_np).view(d.np)
+    X = nbx.from_numpy(x)
+    got = nbx.hardsigmoid(X).numpy()
+    s = S.score_unary(OD.DEVICE_ORACLES["hardsigmoid"], X, nbx.from_numpy(got))
+    host = measure.score(Target("hardsigmoid", {}, d), [x], got)
+    ties = int((np.abs(host.err - 0.5) < 1e-12).sum())
+    assert ties > len(x) // 50                              # the region is full of exact ties
+    assert s.undecided == 0 and s.misrounded == int(host.not_cr.sum()) == 0
+    planted = got.copy()
+    planted.view(d.uint_np)[::7] += 1
+    s = S.score_unary(OD.DEVICE_ORACLES["hardsigmoid"], X, nbx.from_numpy(planted))
+    assert s.misrounded == int(measure.score(Target("hardsigmoid", {}, d), [x], planted).not_cr.sum()) > 0

@@ -139,6 +139,8 @@ def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, i
     exact = valid & False
     if N_IN == 1:
         v = ORACLE(a, _param(p0), _param(p1))
+        if EXACT_AT is not None:
+            exact = EXACT_AT(a, _param(p0), _param(p1))
     elif N_IN == 2:
         b = load_as(tl.load(b_ptr + base, mask=valid, other=0), CT).to(tl.float64)
         v = ORACLE(a, b, _param(p0), _param(p1))

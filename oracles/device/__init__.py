@@ -40,7 +40,7 @@ class DeviceOracle:
     params: tuple = ()
     why: str = ""
     arity: int = 1
-    exact_at: Any = None        # binary, ternary: @triton.jit (operands, p0, p1) -> bool, where exact
+    exact_at: Any = None        # @triton.jit (operands, p0, p1) -> bool: where the value is exact
 
     @property
     def bound(self) -> float:

@@ -80,6 +80,21 @@ def _hardsigmoid(x, p0, p1):
 
 
 @triton.jit
+def _hardsigmoid_exact(x, p0, p1):
+    """Where (x + 3)/6 is computed exactly: x + 3 exact (its TwoSum error is 0) and the quotient v
+    of at most 25 significant bits with v*6 == x + 3 (a product of 25 + 3 bits, exact, so equality
+    means v = (x + 3)/6). Those are the exact values that can be float32 midpoints: (x + 3)/6 is a
+    tie there (4% of the float32 inputs in [0.17, 0.19)) and ties-to-even decides it on the device.
+    Clamped results (0, 1) are exact too."""
+    s = x + 3.0
+    bb = s - x
+    err = (x - (s - bb)) + (3.0 - bb)
+    v = s / 6.0
+    low = v.to(tl.int64, bitcast=True) & ((1 << 28) - 1)
+    return ((err == 0.0) & (low == 0) & (v * 6.0 == s)) | (s <= 0.0) | (s >= 6.0)
+
+
+@triton.jit
 def _hardswish(x, p0, p1):
     return tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, x, x * (x + 3.0) / 6.0))
 
@@ -139,7 +154,8 @@ device("dropout", _dropout, 0, why="the identity in inference")
 device("sigmoid", _sigmoid, 2 * LIBM, why="exp (LIBM), a sum and a quotient each rounded once")
 device("silu", _silu, 2 * LIBM, why="sigmoid's bound and one product")
 device("tanh", _tanh, LIBM, why="libdevice's tanh")
-device("hardsigmoid", _hardsigmoid, 4, why="x + 3 (exact near -3, rounded once elsewhere) and /6")
+device("hardsigmoid", _hardsigmoid, 4, why="x + 3 (exact near -3, rounded once elsewhere) and /6",
+       exact_at=_hardsigmoid_exact)
 device("hardswish", _hardswish, 8, why="x + 3, a product and /6, each rounded once")
 device("leaky_relu", _leaky_relu, 2, ("negative_slope",), why="one product")
 device("elu", _elu, LIBM + 2, ("alpha",), why="expm1 (LIBM) and one product")
