@@ -356,6 +356,12 @@ def cmd_where(a) -> int:
     o = ORACLES[spec.name]
     print(f"  oracle   {_rel(o.declared_at) if getattr(o, 'declared_at', '') else 'oracles/'} "
           f"(ORACLES[{spec.name!r}])")
+    v = spec.verify
+    declared = [d.name for d in v.correctly_rounded if d in spec.dtypes]
+    if declared:
+        print(f"  rounding correctly rounded on {', '.join(declared)} (the gate allows 0 misrounded)")
+    if v.not_cr:
+        print(f"  rounding not declared correctly rounded on float32: {v.not_cr}")
     from oracles.order import ORDER_ORACLES
     choices = [p for p in spec.params if p.kind == "choice"]
     for values in itertools.product(*[p.choices for p in choices]):

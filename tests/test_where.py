@@ -26,6 +26,8 @@ def test_where_names_existing_places(op, capsys):
     assert re.match(rf"\s*oracle\s+oracles/{spec.family}\.py:\d+", lines["oracle"]), lines["oracle"]
     assert ("fast32" in lines) == (spec.fast32 is not None)
     assert ("order" in lines) == (spec.order is not None)
+    if nbx.float32 in spec.dtypes:        # correctly rounded, or why not
+        assert ("rounding not declared" in lines["rounding"]) == bool(spec.verify.not_cr), lines["rounding"]
     for ln in out.splitlines():
         m = re.match(r"\s*order\s.*oracle (oracles/order\.py):\d+", ln)
         assert m or not ln.lstrip().startswith("order "), ln
