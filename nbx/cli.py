@@ -460,6 +460,11 @@ def cmd_repro(a) -> int:
     else:
         print(f"  ulp error {s.err[0]:.6g}{' (special mismatch)' if s.special[0] else ''}; "
               f"{'correctly rounded' if not s.not_cr[0] else 'NOT correctly rounded'}")
+    if s.order is not None:                   # a compound op: the gated figure, against its order
+        err, bits = s.order
+        value = np.array([int(bits[0])], dtype=np.uint64).view(np.float64)[0] if got.itemsize == 8 else ""
+        print(f"  order    {hex(int(bits[0]))} = {value!r}: {err[0]:.6g} ulp from the documented evaluation "
+              f"order ({t.order.steps})")
     return 0
 
 

@@ -245,6 +245,11 @@ def test_repro_prints_got_expected_and_ulp(work, tbank):
     p = ok(nbx_cmd("repro", "add", "float32", "0x3f800000", "0x40000000", "--param", "alpha=2",
                    bank_dir=tbank, cwd=work))
     assert "add:alpha=2" in p.stdout and "expected 0x40a00000" in p.stdout   # 1 + 2*2 = 5
+    # a compound float64 op: the exact figure (cancellation), then the gated one against its order
+    p = ok(nbx_cmd("repro", "addcdiv", "float64", "0x5c6afd4d8317c41a", "0x5c6afd4d8317c77a",
+                   "0xbff0000000000001", bank_dir=tbank, cwd=work))
+    assert "NOT correctly rounded" in p.stdout
+    assert "order    0xd9baf00000000000" in p.stdout and "0 ulp from the documented evaluation order" in p.stdout
 
 
 def test_report_diff(work, run_dir):
