@@ -499,8 +499,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0, help="seed of the sampled cases (default 0)")
     r.add_argument("--bits", type=_bits, metavar="LO:HI",
                    help="unary float32 sweeps and 16-bit exhaustive16 jobs take only the bit patterns "
-                        "LO..HI-1 (to reproduce a range or split an exhaustive run; decided on the "
-                        "device where the op has a device oracle)")
+                        "LO..HI-1, float32 binary/ternary pairs jobs only the stratified tuples LO..HI-1 "
+                        "(to reproduce a range or split an exhaustive run; decided on the device where "
+                        "the op has a device oracle)")
     r.add_argument("--history", default=str(HISTORY), metavar="DIR", help=history_help)
     r.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
                    help="progress on stderr: a bar with rate and ETA (on a terminal, the auto "

@@ -274,3 +274,12 @@ def test_a_misrounded_result_fails_where_the_op_declares_correct_rounding():
     assert decide([M("silu", max_ulp=0.5, not_correctly_rounded=3)], silu, ops=("silu",)) == []
     assert decide([M("exp", "float64", max_ulp=0.9, not_correctly_rounded=3)],
                   {"budgets": {"exp|float64": {"max_ulp": 1.0}}}, dtypes=("float64",)) == []
+
+
+def test_left_out_inputs_fail_a_declared_correct_rounding():
+    """A stratified sample's undecided tuples beyond the host's quota are in no figure: where the
+    op declares correct rounding, the gate cannot vouch for it."""
+    fails = decide([M(max_ulp=0.5, left_out=12)])
+    assert "12 undecided inputs left out" in fails[0].reason
+    silu = {"budgets": {"silu|float32": {"max_ulp": 1.0}}}
+    assert decide([M("silu", max_ulp=0.5, left_out=12)], silu, ops=("silu",)) == []

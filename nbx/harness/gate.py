@@ -58,6 +58,9 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
         if m.not_correctly_rounded and (m.op, m.dtype) in declared_cr:
             fails.append(Failure(k, f"{m.not_correctly_rounded} results not correctly rounded; the op declares "
                                     f"{m.dtype} correctly rounded (budget 0)", m.worst))
+        if m.left_out and (m.op, m.dtype) in declared_cr:
+            fails.append(Failure(k, f"{m.left_out} undecided inputs left out (beyond the host's quota): the "
+                                    f"declared correct rounding of {m.dtype} is unproven there", m.worst))
         if m.order_cases:
             if m.wrong or m.unresolved:
                 fails.append(Failure(k, f"{m.wrong} wrong, {m.unresolved} unresolved results", m.worst))

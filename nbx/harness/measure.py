@@ -247,6 +247,7 @@ class Accumulator:
     order_differ: int = 0
     device_cases: int = 0                            # cases scored on the device (add_device)
     undecided: int = 0                               # cases the device left to the host
+    left_out: int = 0                                # undecided cases beyond the host's quota: unscored
     _seq: int = 0
 
     def add(self, arrays: list[np.ndarray], got: np.ndarray, b: Batch) -> None:
@@ -349,6 +350,7 @@ class Accumulator:
             cases=self.cases, max_ulp=self.err_max, mean_ulp=self.err_sum / self.err_count if self.err_count else 0.0,
             p999_ulp=p999, not_correctly_rounded=self.not_cr, special_mismatches=self.specials, wrong=self.wrong,
             close_calls=self.close_calls, unresolved=self.unresolved, layouts=self.layouts,
-            decided_on_device=self.device_cases, undecided=self.undecided, order_cases=self.order_cases,
+            decided_on_device=self.device_cases, undecided=self.undecided, left_out=self.left_out,
+            order_cases=self.order_cases,
             order_max_ulp=self.order_max, order_differ=self.order_differ, wall_s=wall_s,
             worst=[w for _, _, w in sorted(self.worst, key=lambda t: -t[0])], plot=plot, hist=hist, error=error)

@@ -77,7 +77,7 @@ class Worst:
 _FLOAT_FIELDS = ("max_ulp", "mean_ulp", "p999_ulp", "order_max_ulp", "wall_s")
 _INT_FIELDS = ("cases", "not_correctly_rounded", "special_mismatches", "wrong",
                "close_calls", "unresolved", "layouts", "decided_on_device", "undecided",
-               "order_cases", "order_differ")
+               "order_cases", "order_differ", "left_out")
 
 
 @dataclass
@@ -98,6 +98,7 @@ class Measurement:
     layouts: int = 0
     decided_on_device: int = 0      # cases decided and scored on the device (harness/exhaustive.py)
     undecided: int = 0              # cases the device could not decide, scored on the host (mpmath)
+    left_out: int = 0               # undecided cases beyond the host's quota (a sample): in no figure
     # compound ops (nbx.ops.verify.Order): the figure against the documented evaluation order, which
     # the gate holds; max_ulp and the counts above stay the figures against the exact value
     order_cases: int = 0            # cases compared with the order (0: the op has none on this dtype)

@@ -127,6 +127,7 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
             bank.measure_bank(t, acc)
         elif tuples is not None:
             left_out = X.sample(t, tuples[0], tuples[1], acc, seed, max_host=PROFILES[profile].get("pairs32_host"))
+            acc.left_out += left_out
             if left_out:
                 print(f"nbx run: {t.label} {t.dtype.name} pairs: {left_out:,} undecided tuples beyond the "
                       f"host's {PROFILES[profile]['pairs32_host']:,} left out of the sample", file=sys.stderr)

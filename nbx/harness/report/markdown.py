@@ -424,12 +424,14 @@ def _every_input(report: Report) -> list[str]:
     ms = [m for m in report.measurements if m.decided_on_device]
     if not ms:
         return []
-    header = ("op", "dtype", "suite", "inputs", "misrounded", "max ulp", "to mpmath", "s")
+    header = ("op", "dtype", "suite", "inputs", "misrounded", "max ulp", "to mpmath", "left out", "s")
     rows = [(_cell(m.op), _cell(m.dtype), _cell(m.suite), f"{m.cases:,}", f"{m.not_correctly_rounded:,}",
-             fmt_ulp(m.max_ulp), f"{m.undecided:,}", f"{m.wall_s:.1f}") for m in sorted(ms, key=Measurement.key)]
+             fmt_ulp(m.max_ulp), f"{m.undecided:,}", f"{m.left_out:,}", f"{m.wall_s:.1f}")
+            for m in sorted(ms, key=Measurement.key)]
     return (["## Every input, decided on the device", "",
              "Inputs covered, misrounded results, max ulp, inputs the device could not decide (sent to "
-             "mpmath) and seconds, for the jobs that covered a whole range of inputs.", ""]
+             "mpmath), undecided inputs left out beyond the host's quota (in no figure) and seconds, for "
+             "the jobs that covered a whole range of inputs or a stratified sample of operand tuples.", ""]
             + _table(header, rows, right=header[3:]) + [""])
 
 
