@@ -182,7 +182,7 @@ def test_device_figures_are_exact_where_the_hosts_float64_cancels(op):
     xs = DS.stratified_tuples(3, X.tuple_key(t, 0), lo, hi - lo)
     got = X.run_op(t, xs)
     s = DS.score(OD.DEVICE_ORACLES[op], xs, got, [1.0] if op == "addcdiv" else [])
-    assert s.argmax >= 0 and s.err_max > 0.5
+    assert s.argmax >= 0 and s.err_max >= 0.5     # (above 0.5 under the interpreter: 0.5151 for lerp)
     a, b, c = (Fraction(float(v)) for v in (DS.take(x, [s.argmax])[0] for x in xs))
     exact = a + b / c if op == "addcdiv" else a + c * (b - a)
     e = max(math.frexp(float(abs(exact)))[1] - 1, -126)
@@ -264,7 +264,7 @@ def test_nbx_run_exhaustive_pairs_takes_the_device_sample(tmp_path):
     ms = load_report(out).measurements
     assert sorted(m.op for m in ms) == ["add", "add:alpha=2"]
     (m,) = [m for m in ms if m.op == "add"]
-    n = C.PROFILES["exhaustive"]["pairs32_interpreter"]
+    n = C.PROFILES["exhaustive"]["pairs32" if nbx.backend.IS_CUDA else "pairs32_interpreter"]
     assert not m.error and m.cases == n and m.decided_on_device + m.undecided == n
     assert m.not_correctly_rounded == 0 and m.max_ulp <= 0.5
 

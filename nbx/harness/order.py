@@ -37,7 +37,7 @@ def order_values(t: Target, vals: list[np.ndarray], params: dict) -> np.ndarray:
     if len(vals) != o.arity:
         raise ValueError(f"{t.label}: {len(vals)} operands, the order oracle takes {o.arity}")
     p = [float(params[name]) for name in o.params]
-    return DS.evaluate(o, vals[0], p, *vals[1:], fusion=False)
+    return DS.evaluate(o, vals[0], p, *vals[1:])      # no contraction, as the op on this dtype
 
 
 def order_error(t: Target, vals: list[np.ndarray], params: dict, got: np.ndarray):
