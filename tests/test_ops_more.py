@@ -743,3 +743,24 @@ def test_addcdiv_keeps_its_accuracy_when_input_cancels_the_quotient(dtype):
             e = max(math.frexp(float(abs(exact)))[1] - 1, -126)
             worst = max(worst, float(abs(Fr(float(g)) - exact) / Fr(2) ** (e - (p - 1))))
     assert worst <= 0.5 + 2.0 ** -20, worst
+
+
+def test_lerp_keeps_its_accuracy_when_the_terms_cancel():
+    """s + w*(e - s) ~ 0 with s and e far apart: e - s rounds in float64 and the cancelling sum
+    amplified it (up to 1.678e7 float32 ulp on the H200's stratified sample); s - w*s + w*e with
+    exact products and TwoSums rounds once."""
+    from fractions import Fraction as Fr
+    import math
+    rng = np.random.default_rng(0)
+    n = 1500
+    s = np.ldexp(rng.uniform(-1, 1, n), rng.integers(-40, 10, n)).astype(np.float32)
+    e = np.ldexp(rng.uniform(-1, 1, n), rng.integers(-5, 30, n)).astype(np.float32)
+    w = (-(s.astype(np.float64)) / (e.astype(np.float64) - s)).astype(np.float32)
+    got = nbx.lerp(nbx.from_numpy(s), nbx.from_numpy(e), nbx.from_numpy(w)).numpy()
+    worst = 0.0
+    for a, b, c, g in zip(s, e, w, got):
+        exact = Fr(float(a)) + Fr(float(c)) * (Fr(float(b)) - Fr(float(a)))
+        if exact:
+            k = max(math.frexp(float(abs(exact)))[1] - 1, -126)
+            worst = max(worst, float(abs(Fr(float(g)) - exact) / Fr(2) ** (k - 23)))
+    assert worst <= 0.5 + 2.0 ** -20, worst

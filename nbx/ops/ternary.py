@@ -130,14 +130,32 @@ register(OpSpec("masked_fill", 2, _masked_fill_typing, ALL, _masked_fill, family
 
 # ---------------------------------------------------------------- lerp, addcmul, addcdiv
 @triton.jit
+def _two_sum(a, b):
+    """a + b = s + err exactly (Knuth's TwoSum: additions only, so no contraction can touch it)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@triton.jit
 def _lerp(s, e, w):
     # ATen's two branches: |w| < 0.5 ? s + w*(e-s) : e - (e-s)*(1-w); each is exact at its end
-    # (w = 0 gives s, w = 1 gives e)
+    # (w = 0 gives s, w = 1 gives e). float64: the documented order.
     ws = m.widen(s)
     we = m.widen(e)
     ww = m.widen(w)
     diff = we - ws
     r = tl.where(tl.abs(ww) < 0.5, ws + ww * diff, we - diff * (1.0 - ww))
+    if s.dtype != tl.float64:
+        # s - w*s + w*e: both products of two float32 significands are exact in float64, and two
+        # TwoSums keep the sum exact to one final rounding; e - s rounds in float64 when the
+        # exponents lie far apart, and a cancelling s + w*diff amplified it (float32: 1.678e7 ulp
+        # on 2^32 stratified tuples on the H200). Non-finite operands or sums keep ATen's form.
+        h1, l1 = _two_sum(ws, -(ww * ws))
+        h2, l2 = _two_sum(h1, ww * we)
+        exact = h2 + (l1 + l2)
+        ok = (tl.abs(ws) < float("inf")) & (tl.abs(we) < float("inf")) & (tl.abs(ww) < float("inf"))
+        r = tl.where(ok & (tl.abs(h2) < float("inf")), exact, r)
     return r.to(s.dtype)
 
 
@@ -158,8 +176,8 @@ ADDCDIV_ORDER = Order("input + (value*tensor1)/tensor2: a product, a quotient an
 
 register(OpSpec("lerp", 3, "P", FLOATS, _lerp, family="ternary", operand_names=("input", "end", "weight"),
                 scalar_operands=(2,), order=LERP_ORDER,
-                verify=not_correctly_rounded("s + w(e - s) in float64 rounds e - s, the product and the sum "
-                                             "(float32 operands far apart in magnitude): " + NEAR_MIDPOINT,
+                verify=not_correctly_rounded("s - w*s + w*e, exact in float64 to one rounding, then rounded to "
+                                             "float32: " + NEAR_MIDPOINT,
                                              ci_rank8="ternary on floats with a Python-scalar third operand"),
                 doc="input + weight*(end - input) by ATen's two-branch formula (|weight| < 0.5 from input, "
                     "else from end); weight is a scalar or a tensor; all broadcast."))
@@ -211,7 +229,7 @@ register(OpSpec("addcmul", 3, "P", NUMERIC, _addcmul, family="ternary", operand_
                 doc="input + value*tensor1*tensor2; all broadcast (integers wrap)."))
 register(OpSpec("addcdiv", 3, "P", FLOATS, _addcdiv, family="ternary", operand_names=("input", "tensor1", "tensor2"),
                 params=(Param("value", 1),), kernel_params=_value_param("addcdiv"), order=ADDCDIV_ORDER,
-                verify=not_correctly_rounded("input + t1/t2: the quotient and the sum round in float64 before "
-                                             "the float32 rounding; " + NEAR_MIDPOINT),
+                verify=not_correctly_rounded("(input*t2 + t1)/t2: the numerator and the quotient round in "
+                                             "float64 before the float32 rounding; " + NEAR_MIDPOINT),
                 doc="input + value*tensor1/tensor2; all broadcast; floating dtypes only (ATen refuses integer "
                     "addcdiv)."))
