@@ -21,6 +21,8 @@ HISTORY = REPORTS / "runs"
 # The names of harness.cases.PROFILES, listed here so that the parser needs no import of the
 # harness; tests/test_cli.py checks that the two agree.
 PROFILE_NAMES = ("ci", "nightly", "exhaustive")
+# harness.peers.TARGETS, likewise (tests/test_peers.py checks that the two agree)
+TARGET_NAMES = ("nbx", "torch")
 EXIT_TEXT = ("exit status: 0 success; 1 a failing gate, bank check or diff; 2 a usage error or "
              "input that cannot be used")
 
@@ -147,6 +149,7 @@ def cmd_run(a) -> int:
     from .harness import progress, runner
     from .harness.report import Report, find_previous, new_run_id, write_report
     _check_names(a.op, a.dtype)
+    names = _targets(a.target)
     # The report's directory is claimed and known writable before any measuring: a second run
     # into it, or a directory that cannot be written, fails here with exit 2 and not after the work.
     run_id = new_run_id()
@@ -163,7 +166,7 @@ def cmd_run(a) -> int:
     signal.signal(signal.SIGTERM, _stop)   # a time limit (timeout, a scheduler) still gets a report
     with lock:
         ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet,
-                        bits=a.bits)
+                        bits=a.bits, target_names=names)
         info = nbx.backend_info()
         argv = sys.argv[1:] + [f"--interrupted={d}/{t}" for d, t in runner.INTERRUPTED]
         rep = Report(run_id=run_id, backend=info, git_commit=_git_commit(), profile=a.profile,
@@ -171,13 +174,33 @@ def cmd_run(a) -> int:
         verdict = _gate_of(rep)
         previous = find_previous(rep, a.history)
         write_report(rep, run_dir, latest, verdict=verdict, previous=previous)
-    errors = sum(1 for m in ms if m.error)
-    print(f"nbx run: {len(ms)} measurements on {info['id']} ({info['device']}), profile {a.profile}; "
+    own = [m for m in ms if m.is_nbx]
+    errors = sum(1 for m in own if m.error)
+    print(f"nbx run: {len(own)} measurements on {info['id']} ({info['device']}), profile {a.profile}; "
           f"{errors} raised; report in {run_dir}")
+    for name in names[1:]:
+        peer = [m for m in ms if m.target == name]
+        where = peer[0].target_info if peer else name
+        print(f"  peer {where}: {len(peer)} measurements, {sum(1 for m in peer if m.error)} raised "
+              f"(reported, not gated)")
     print(f"  {_verdict_line(verdict)}; summary: {run_dir / 'summary.md'}")
-    for m in [m for m in ms if m.error][:10]:
+    for m in [m for m in own if m.error][:10]:
         print(f"  {m.op} {m.dtype} {m.suite}: {m.error}")
     return 0
+
+
+def _targets(given) -> tuple:
+    """The targets of `nbx run --target ...`: nbx first, always (it is what the run measures and
+    the gate judges), then each peer asked for, whose library must import (else a usage error that
+    names the option and how to install it)."""
+    from .harness import peers
+    names = [peers.NBX] + [n for n in dict.fromkeys(given or []) if n != peers.NBX]
+    for n in names[1:]:
+        try:
+            peers.load(n)
+        except peers.PeerUnavailable as e:
+            raise UsageError(str(e)) from None
+    return tuple(names)
 
 
 def cmd_gate(a) -> int:
@@ -507,6 +530,10 @@ def parser() -> argparse.ArgumentParser:
                    help="progress on stderr: a bar with rate and ETA (on a terminal, the auto "
                         "default), or a plain line every 30 s (lines: logs, parallel shards)")
     r.add_argument("--quiet", action="store_true", help="no progress output")
+    r.add_argument("--target", action="append", choices=TARGET_NAMES, metavar="TARGET",
+                   help="also measure a peer's op of the same name on the same inputs and value suites: "
+                        "torch (repeatable; nbx, the default, is always measured and alone is gated; "
+                        "torch needs the optional extra: pip install -e .[torch])")
     r.set_defaults(fn=cmd_run)
 
     g = _sub(sub, "gate", "compare a report with the budgets; exit 1 on any failure (reads the "

@@ -108,9 +108,12 @@ def round_up_tenth(x: float) -> float:
 
 def measured_maxima(measurements) -> dict[tuple[str, str], float]:
     """(key, field) -> the largest figure measured: max_ulp, or order_max_ulp for a measurement
-    against a documented evaluation order."""
+    against a documented evaluation order. nbx's measurements only: a peer's figures
+    (`nbx run --target torch`) never become a budget."""
     out: dict[tuple[str, str], float] = {}
     for m in measurements:
+        if getattr(m, "target", "nbx") != "nbx":
+            continue
         field, v = ("order_max_ulp", m.order_max_ulp) if m.order_cases else ("max_ulp", m.max_ulp)
         if m.error or not m.cases or not math.isfinite(v):
             continue

@@ -9,6 +9,9 @@ correctly rounded on a dtype its op declares correctly rounded (Verify.correctly
 A compound op on a dtype with a documented evaluation order (nbx.ops.verify.Order) is held to its
 figure against that order (order_max_ulp, budget key of the same name); its figures against the
 exact value are reported beside and not gated.
+
+Only nbx's own measurements (target "nbx") are judged: a peer's (`nbx run --target torch`) are
+reported beside them and never gated, whatever their errors or figures.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
     """suites: the suites the run was asked for (None: all); each target must have a measurement
     of each of its suites among them (a lone shard of a sharded run is incomplete)."""
     fails: list[Failure] = []
+    measurements = [m for m in measurements if getattr(m, "target", "nbx") == "nbx"]     # peers: not gated
     table = budget_data.get("budgets", {})
     # (label, dtype) of the targets whose op declares that dtype correctly rounded
     declared_cr = {(t.label, t.dtype.name) for t in targets(ops, dtypes) if t.dtype in t.verify.correctly_rounded}

@@ -109,13 +109,25 @@ class Measurement:
     plot: dict | None = None
     hist: dict | None = None
     error: str = ""
+    # who produced the results: "nbx", or a peer measured beside it on the same inputs
+    # (`nbx run --target torch`, harness/peers.py); peers are reported, never gated
+    target: str = "nbx"
+    target_info: str = ""           # a peer's library, version and device: "torch 2.13.0+cpu on cpu"
+
+    @property
+    def is_nbx(self) -> bool:
+        return self.target == "nbx"
 
     @property
     def frac_not_correctly_rounded(self) -> float:
         return self.not_correctly_rounded / self.cases if self.cases else 0.0
 
-    def key(self) -> tuple[str, str, str]:
-        return (self.op, self.dtype, self.suite)
+    def key(self) -> tuple:
+        """(op, dtype, suite) for nbx's measurements; a peer's adds its target, (op, dtype, suite,
+        "torch"), so both live in one report (merge, diff and the gate's failures key on this)."""
+        if self.target == "nbx":
+            return (self.op, self.dtype, self.suite)
+        return (self.op, self.dtype, self.suite, self.target)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"op": self.op, "dtype": self.dtype, "suite": self.suite,
@@ -128,6 +140,9 @@ class Measurement:
         d["plot"] = _encode_series(self.plot)
         d["hist"] = _encode_series(self.hist)
         d["error"] = self.error
+        d["target"] = self.target
+        if self.target_info:
+            d["target_info"] = self.target_info
         return d
 
     @classmethod
@@ -150,4 +165,6 @@ class Measurement:
         kwargs["plot"] = _decode_series(d.get("plot"))
         kwargs["hist"] = _decode_series(d.get("hist"), int_keys=("counts",))
         kwargs["error"] = str(d.get("error", ""))
+        kwargs["target"] = str(d.get("target") or "nbx")      # reports made before peers: nbx's
+        kwargs["target_info"] = str(d.get("target_info", ""))
         return cls(**kwargs)

@@ -6,6 +6,11 @@ float32/float64 or integer samples, unary ops), `pairs` (sampled operand tuples,
 ops), and the structural suites of suites.py (`layout`, `intdiv`). Operands and case counts per
 profile: cases.py. Every job is a pure function of (target, suite, profile, seed): `--shard i/n`
 runs every n-th job, and `nbx report merge` joins the shards.
+
+Peers (`--target torch`, harness/peers.py): the same targets' value suites run again with the peer
+library's op of the same name, on the same inputs, scored the same way; their measurements carry
+the peer's name in `target`. Their jobs follow nbx's, so nbx's jobs, and a shard's share of them,
+are those of a run without peers.
 """
 from __future__ import annotations
 
@@ -21,11 +26,12 @@ from ..ops.verify import DIVISOR
 from . import bank
 from . import cases as C
 from . import exhaustive as X
+from . import peers as P
 from . import suites as S
 from .cases import PROFILES
 from .measure import Accumulator, score
 from .progress import Progress
-from .targets import Target, targets
+from .targets import PeerTarget, Target, peer_of, targets
 
 BATCH = 1 << 16
 VALUE_SUITES = ("bank", "exhaustive16", "sweep", "pairs")
@@ -122,18 +128,21 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
     error = ""
     span = _bit_range(t, suite, profile, bits) if suite in ("sweep", "exhaustive16", "pairs") else None
     tuples = _sample_range(t, suite, profile, bits)
+    peer = isinstance(t, PeerTarget)
     try:
+        if peer and suite not in VALUE_SUITES:
+            raise ValueError(f"peers measure the value suites only, not {suite}")
         if suite == "bank":
             bank.measure_bank(t, acc)
         elif tuples is not None:
-            left_out = X.sample(t, tuples[0], tuples[1], acc, seed, max_host=PROFILES[profile].get("pairs32_host"))
+            left_out = (P.sample if peer else X.sample)(t, tuples[0], tuples[1], acc, seed, max_host=PROFILES[profile].get("pairs32_host"))
             acc.left_out += left_out
             if left_out:
                 print(f"nbx run: {t.label} {t.dtype.name} pairs: {left_out:,} undecided tuples beyond the "
                       f"host's {PROFILES[profile]['pairs32_host']:,} left out of the sample", file=sys.stderr)
         elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None
                                                                       or t.oracle_arity == 2):
-            X.sweep(t, span[0], span[1], acc)
+            (P.sweep if peer else X.sweep)(t, span[0], span[1], acc)
         elif suite in VALUE_SUITES:
             for arrays in batches(t, suite, profile, seed, bits):
                 got = t.run(arrays)
@@ -142,7 +151,11 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
             S.run_structural(t, suite, profile, seed, acc)
     except Exception as e:  # noqa: BLE001 (a failure is a result here; the gate reads it)
         error = f"{type(e).__name__}: {e}"
-    return acc.measurement(time.perf_counter() - start, error)
+    m = acc.measurement(time.perf_counter() - start, error)
+    if peer:
+        m.target = t.peer
+        m.target_info = P.load(t.peer).describe
+    return m
 
 
 @dataclass
@@ -150,20 +163,38 @@ class Job:
     target: Target
     suite: str
 
+    @property
+    def name(self) -> str:
+        return self.target.peer if isinstance(self.target, PeerTarget) else P.NBX
 
-def jobs(ops=None, dtypes=None, wanted_suites=None) -> list[Job]:
+
+def jobs(ops=None, dtypes=None, wanted_suites=None, target_names=(P.NBX,)) -> list[Job]:
+    """nbx's jobs (when "nbx" is among target_names), then each peer's: the same targets' value
+    suites, for the ops the peer has (peers.LACKING lists the others)."""
+    ts = targets(ops, dtypes)
     out = []
-    for t in targets(ops, dtypes):
-        out += [Job(t, s) for s in suites_for(t, wanted_suites)]
+    if P.NBX in target_names:
+        for t in ts:
+            out += [Job(t, s) for s in suites_for(t, wanted_suites)]
+    for peer in [n for n in target_names if n != P.NBX]:
+        for t in ts:
+            if P.has_peer(peer, t.op):
+                out += [Job(peer_of(t, peer), s) for s in suites_for(t, wanted_suites) if s in VALUE_SUITES]
     return out
 
 
-def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), progress=True, bits=None):
+def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), progress=True, bits=None,
+        target_names=(P.NBX,)):
     """bits (lo, hi): unary float sweeps (float32) and exhaustive16 jobs (16-bit dtypes) take the
-    bit patterns lo .. hi - 1 only, to reproduce a range or to split an exhaustive run."""
+    bit patterns lo .. hi - 1 only, to reproduce a range or to split an exhaustive run.
+    target_names: "nbx" and the peers (peers.PEERS) to measure; each peer is loaded first
+    (peers.PeerUnavailable when its library cannot be imported)."""
     if profile not in PROFILES:
         raise ValueError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
-    all_jobs = jobs(ops, dtypes, suites)
+    for name in target_names:
+        if name != P.NBX:
+            P.load(name)
+    all_jobs = jobs(ops, dtypes, suites, tuple(target_names))
     i, n = shard
     mine = all_jobs[i::n]
     bid = backend_id()
@@ -173,7 +204,8 @@ def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), 
         for job in mine:
             out.append(measure(job.target, job.suite, profile, seed, bid, bits))
             if bar:
-                bar.step(f"{job.target.label} {job.target.dtype.name} {job.suite}")
+                bar.step(f"{job.target.label} {job.target.dtype.name} {job.suite}"
+                         + ("" if job.name == P.NBX else f" ({job.name})"))
     except KeyboardInterrupt:       # SIGINT, or SIGTERM from a time limit (cli): keep what was measured
         print(f"nbx run: interrupted after {len(out)} of {len(mine)} jobs", file=sys.stderr)
         INTERRUPTED.append((len(out), len(mine)))

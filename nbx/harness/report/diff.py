@@ -57,6 +57,7 @@ class ReportDiff:
     added: list[Key] = field(default_factory=list)
     removed: list[Key] = field(default_factory=list)
     incomparable: list[str] = field(default_factory=list)    # why the figures are not like for like
+    peers_ignored: int = 0      # peer measurements (`nbx run --target torch`) left out: not nbx's figures
 
     @property
     def same_backend(self) -> bool:
@@ -130,16 +131,19 @@ def diff_reports(old: Report, new: Report, *, tolerance: float = 0.0) -> ReportD
     deterministic and 0 is right; between seeds a sampled sweep moves by a few hundredths.
     A measurement correctly rounded in both reports (max ulp <= 0.5) is compared by its count
     not correctly rounded alone. Incomparable reports are still compared; the diff lists why
-    they should not have been (ReportDiff.incomparable).
+    they should not have been (ReportDiff.incomparable). Only nbx's measurements are compared: a
+    peer's (target other than "nbx") is neither a regression nor an improvement of nbx's.
     """
     if not (tolerance >= 0):
         raise ValueError(f"diff_reports: tolerance must be a number >= 0, got {tolerance!r}")
-    old_by, new_by = old.by_key(), new.by_key()
+    old_by = {k: m for k, m in old.by_key().items() if m.target == "nbx"}
+    new_by = {k: m for k, m in new.by_key().items() if m.target == "nbx"}
+    peers = sum(1 for r in (old, new) for m in r.measurements if m.target != "nbx")
     d = ReportDiff(old_run_id=old.run_id, new_run_id=new.run_id,
                    old_backend=old.backend_id, new_backend=new.backend_id,
                    added=sorted(set(new_by) - set(old_by)),
                    removed=sorted(set(old_by) - set(new_by)),
-                   incomparable=incomparable(old, new))
+                   incomparable=incomparable(old, new), peers_ignored=peers)
     for key in sorted(set(old_by) & set(new_by)):
         worse, better = _compare(old_by[key], new_by[key], tolerance)
         d.regressions += worse
@@ -159,6 +163,8 @@ def format_diff(d: ReportDiff) -> str:
              f"{d.new_run_id} ({d.new_backend or '?'})"]
     for why in d.incomparable:
         lines.append(f"NOTE: {why}; figures compared anyway")
+    if d.peers_ignored:
+        lines.append(f"NOTE: {d.peers_ignored} peer measurement(s) (--target) not compared: nbx's figures only")
     lines.append(f"{len(d.regressions)} regressions, {len(d.improvements)} improvements, "
                  f"{len(d.added)} added, {len(d.removed)} removed")
     header = ("op", "dtype", "suite", "figure", "old", "new")

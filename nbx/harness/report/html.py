@@ -259,15 +259,23 @@ class _Row:
     reasons: list[str] = field(default_factory=list)
 
 
-def _row(i: int, m: Measurement, msgs: list[str], gated: bool, budget: float | None) -> _Row:
+def _row(i: int, m: Measurement, msgs: list[str], gated: bool, budget: float | None,
+         target_col: bool = False) -> _Row:
+    if not m.is_nbx:
+        budget, msgs = None, []           # a peer (`nbx run --target torch`): reported, not gated
     cells = [m.op, m.dtype, m.suite, _num(m.cases), _num(m.max_ulp),
              "" if budget is None else fmt_ulp(budget), _num(m.order_max_ulp) if m.order_cases else "",
              _num(m.mean_ulp), _num(m.p999_ulp),
              fmt_frac(m.frac_not_correctly_rounded), _num(m.special_mismatches), _num(m.wrong),
              _num(m.close_calls), _num(m.unresolved), _num(m.layouts), f"{m.wall_s:.3g}"]
+    if target_col:
+        cells.append(m.target)
     exact = {4: _sort_value(m.max_ulp), 8: _sort_value(m.p999_ulp)}
     if m.order_cases:
         exact[6] = _sort_value(m.order_max_ulp)
+    if not m.is_nbx:
+        status = f"{m.target_info or m.target}, not gated" + (f": {m.error}" if m.error else "")
+        return _Row(i, m, "", status, None, cells, [exact.get(k, "") for k in range(len(cells))])
     status = m.error or "; ".join(msgs) or ("ok" if gated else "")
     cls = "error" if m.error else ("fail" if msgs else "")
     return _Row(i, m, cls, status, budget, cells, [exact.get(k, "") for k in range(len(cells))])
@@ -374,10 +382,12 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
     gated = failures is not None
     changes = _changes(previous, report)
     ms = sorted(report.measurements, key=severity)
+    peers = sorted({m.target_info or m.target for m in ms if not m.is_nbx})
+    columns = COLUMNS + ((("target", "str"),) if peers else ())
     rows = []
     for i, m in enumerate(ms):
         row = _row(i, m, (failures or {}).get(m.key()) or [], gated,
-                   table.get(B.key(m.op, m.dtype)))
+                   table.get(B.key(m.op, m.dtype)), bool(peers))
         row.change = "; ".join(changes.get(m.key(), []))
         rows.append(row)
     groups = _featured(rows, gated, changes)
@@ -403,7 +413,7 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
                 d["nw"] = len(r.m.worst)
 
     n_fail = sum(1 for r in rows if r.cls == "fail")
-    n_err = sum(1 for r in rows if r.m.error)
+    n_err = sum(1 for r in rows if r.m.error and r.m.is_nbx)
     meta = [("backend id", report.backend_id or "(unknown)")] + [
         (k, str(v)) for k, v in sorted(report.backend.items()) if k != "id"] + [
         ("commit", report.git_commit or "(unknown)"), ("profile", report.profile),
@@ -411,12 +421,14 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
     if report.shards:
         meta.append(("merged from", ", ".join(report.shards)))
     meta.append(("budgets", budget_source or "none found for this backend"))
+    if peers:
+        meta.append(("peers (reported, not gated)", "; ".join(peers)))
     if previous is not None:
         meta.append(("compared with", f"{previous.run_id} ({previous.backend_id})"))
     return _template().render(
         title=f"nbx report {report.backend_id} {report.run_id}",
         backend=report.backend_id or "(unknown backend)",
-        meta=meta, columns=COLUMNS, budget_col=[h for h, _ in COLUMNS].index("budget"),
+        meta=meta, columns=columns, budget_col=[h for h, _ in columns].index("budget"),
         rows=rows, groups=groups, anchor=_anchor, compared=previous is not None, gated=gated,
         counts=dict(measurements=len(ms), cases=sum(m.cases for m in ms), errors=n_err,
                     failing=n_fail),

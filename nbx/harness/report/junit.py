@@ -1,4 +1,8 @@
-"""junit.xml: one testcase per measurement, for CI test-result views."""
+"""junit.xml: one testcase per measurement, for CI test-result views.
+
+A peer's measurements (`nbx run --target torch`) go in their own test suites, nbx.<target>.<suite>,
+as passed, informational testcases (their figures, and an error as system-out): peers are
+reported, never gated."""
 
 from __future__ import annotations
 
@@ -43,26 +47,33 @@ def render_junit(report: Report, *, failures: dict[Key, list[str]] | None = None
     """JUnit XML. A measurement with `error` set is an <error>; with failures given, a key with
     messages is a <failure>; without failures nothing but errors fails."""
     failures = failures or {}
-    suites = sorted({m.suite for m in report.measurements},
-                    key=lambda s: (SUITES.index(s) if s in SUITES else len(SUITES), s))
+    groups = sorted({(m.target, m.suite) for m in report.measurements},
+                    key=lambda g: (g[0] != "nbx", g[0], SUITES.index(g[1]) if g[1] in SUITES else len(SUITES), g[1]))
     root = ET.Element("testsuites", name="nbx")
     totals = {"tests": 0, "failures": 0, "errors": 0, "time": 0.0}
-    for suite in suites:
-        ms = sorted((m for m in report.measurements if m.suite == suite), key=Measurement.key)
-        n_err = sum(1 for m in ms if m.error)
-        n_fail = sum(1 for m in ms if not m.error and failures.get(m.key()))
+    for target, suite in groups:
+        ms = sorted((m for m in report.measurements if m.suite == suite and m.target == target),
+                    key=Measurement.key)
+        peer = target != "nbx"
+        name = f"nbx.{target}.{suite}" if peer else f"nbx.{suite}"
+        n_err = 0 if peer else sum(1 for m in ms if m.error)
+        n_fail = 0 if peer else sum(1 for m in ms if not m.error and failures.get(m.key()))
         time = sum(m.wall_s for m in ms if m.wall_s == m.wall_s)
-        ts = ET.SubElement(root, "testsuite", name=_x(f"nbx.{suite}"), tests=str(len(ms)),
+        ts = ET.SubElement(root, "testsuite", name=_x(name), tests=str(len(ms)),
                            failures=str(n_fail), errors=str(n_err), skipped="0",
                            time=f"{time:.3f}", timestamp=_x(report.created))
         _properties(ts, [("backend", report.backend_id), ("git_commit", report.git_commit),
                          ("profile", report.profile), ("run_id", report.run_id)])
         for m in ms:
-            tc = ET.SubElement(ts, "testcase", classname=_x(f"nbx.{m.suite}"),
-                               name=_x(f"{m.op}-{m.dtype}-{m.suite}"),
+            tc = ET.SubElement(ts, "testcase", classname=_x(name),
+                               name=_x(f"{m.op}-{m.dtype}-{m.suite}" + (f"-{target}" if peer else "")),
                                time=f"{m.wall_s if m.wall_s == m.wall_s else 0.0:.3f}")
-            _properties(tc, _figures(m))
-            if m.error:
+            _properties(tc, _figures(m) + ([("target", m.target), ("target_info", m.target_info),
+                                            ("gated", "no (a peer: reported, not gated)")] if peer else []))
+            if peer:
+                if m.error:
+                    ET.SubElement(tc, "system-out").text = _x(f"{target} raised (not gated): {m.error}")
+            elif m.error:
                 first = m.error.strip().splitlines()[0] if m.error.strip() else "error"
                 el = ET.SubElement(tc, "error", message=_x(first), type="MeasurementError")
                 el.text = _x(m.error)

@@ -10,7 +10,8 @@ anything get worse, and where":
 4. the changes since the previous report of the same profile, backend and seed (find_previous),
    naming the report compared with, or saying that none was found;
 5. the worst inputs of the measurements above, in decimal and hex, each with a `nbx repro` command;
-6. the rest of the failures and changes; the inputs decided on the device; compound ops, their
+6. the rest of the failures and changes; the inputs decided on the device; peers side by side
+   (`nbx run --target torch`: nbx's and the peer's figures per op and dtype, where they differ); compound ops, their
    gated figure against the documented evaluation order beside the exact one; the budgets that
    carry a written reason; then one table per suite with a budget column.
 
@@ -20,6 +21,7 @@ possible (an op this nbx does not have), values are shown in hex alone.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import shlex
 
@@ -468,11 +470,103 @@ def _reasons(report: Report, verdict) -> list[str]:
     return ["## Budget reasons", "", *_table(("op", "dtype", "budget", "reason"), rows), ""]
 
 
+PEER_ROWS = 60              # rows of the side-by-side table; the rest are counted
+
+
+def _agg(ms: list[Measurement]) -> dict:
+    """One target's figures for an op and dtype over its value suites."""
+    return {"cases": sum(m.cases for m in ms), "max_ulp": max((m.max_ulp for m in ms), default=0.0),
+            "bad": sum(m.not_correctly_rounded + m.wrong for m in ms),
+            "specials": sum(m.special_mismatches for m in ms),
+            "error": next((m.error for m in ms if m.error), "")}
+
+
+def _rank(a: dict) -> tuple:
+    ulp = a["max_ulp"]
+    return (1 if a["error"] else 0, a["specials"], float("inf") if ulp != ulp else ulp, a["bad"])
+
+
+def _peer_cells(a: dict | None) -> tuple:
+    if a is None:
+        return ("-", "-", "-")
+    if a["error"] and not a["cases"]:
+        return ("error", "-", "-")
+    frac = a["bad"] / a["cases"] if a["cases"] else 0.0
+    mark = " (error)" if a["error"] else ""
+    return (fmt_ulp(a["max_ulp"]) + mark, f"{a['bad']:,} ({fmt_frac(frac)})", f"{a['specials']:,}")
+
+
+def _peers(report: Report) -> list[str]:
+    """nbx and each peer (`nbx run --target torch`) side by side per op and dtype over the value
+    suites: max ulp, results misrounded (or wrong, for integer and bool results) and special
+    mismatches; the rows where the targets differ, worst first, and a count of identical ones."""
+    from nbx.harness import peers as P
+    others = [m for m in report.measurements if not m.is_nbx]
+    if not others:
+        return []
+    names = sorted({m.target for m in others})
+    infos = sorted({m.target_info or m.target for m in others})
+    value = [m for m in report.measurements if m.suite in VALUE_SUITES]
+    groups: dict = {}
+    for m in value:
+        groups.setdefault((m.op, m.dtype), {}).setdefault(m.target, []).append(m)
+    rows, same = [], 0
+    for (op, dt), by in groups.items():
+        if not any(n in by for n in names):
+            continue
+        aggs = {n: _agg(v) for n, v in by.items()}
+        figures = {n: (a["max_ulp"], a["bad"], a["specials"], bool(a["error"]), a["cases"]) for n, a in aggs.items()}
+        if len(set(figures.values())) == 1 and len(figures) == len(names) + 1:
+            same += 1
+            continue
+        order = sorted(aggs, key=lambda n: _rank(aggs[n]), reverse=True)
+        worst = order[0] if len(order) > 1 and _rank(aggs[order[0]]) != _rank(aggs[order[-1]]) else "="
+        rows.append((_rank(aggs[order[0]]), op, dt, worst, aggs))
+    rows.sort(key=lambda r: (tuple(-x if isinstance(x, (int, float)) else x for x in r[0]), r[1], r[2]))
+    targets = ["nbx"] + names
+    header = ("op", "dtype", "worse") + tuple(f"{n} {h}" for n in targets
+                                               for h in ("max ulp", "misrounded", "specials"))
+    table = [(_cell(op), _cell(dt), worst) + tuple(c for n in targets for c in _peer_cells(aggs.get(n)))
+             for _, op, dt, worst, aggs in rows[:PEER_ROWS]]
+    out = ["## Peers side by side", "",
+           f"Peers measured on the same inputs as nbx (the same seed, suites and cases) and scored the "
+           f"same way, reported and never gated: {_cell('; '.join(infos))}. Per op and dtype, over the "
+           f"value suites (bank, exhaustive16, sweep, pairs; the structural suites layout and intdiv are "
+           f"nbx's alone): max ulp against the exact value, results misrounded (integer and bool results: "
+           f"wrong) with their fraction of the cases, special mismatches. Rows where the targets differ, "
+           f"the worst first (worse: the target with the worse figures; = when they only differ in "
+           f"cases); {same} op and dtype pair(s) identical.", ""]
+    if table:
+        out += _table(header, table, right=header[3:])
+        if len(rows) > PEER_ROWS:
+            out.append(f"\n... and {len(rows) - PEER_ROWS} more rows (report.json, report.html).")
+        out.append("")
+    ops = sorted({m.op.split(":")[0] for m in value})
+    for n in names:
+        composed = {o: why for o, why in P.COMPOSED.get(n, {}).items() if o in ops}
+        lacking = {o: why for o, why in P.LACKING.get(n, {}).items() if o in ops}
+        if composed:
+            out.append(f"- {n}, composed: " + "; ".join(f"{_cell(o)} ({_cell(w)})" for o, w in composed.items()))
+        if lacking:
+            out.append(f"- {n}, not measured: " + "; ".join(f"{_cell(o)} ({_cell(w)})" for o, w in lacking.items()))
+        errs = [m for m in others if m.target == n and m.error]
+        if errs:
+            out.append(f"- {n} raised in {len(errs)} measurement(s) (not gated), e.g. "
+                       + "; ".join(f"`{_cell(m.op)} {_cell(m.dtype)} {_cell(m.suite)}`: {_cell(m.error, 160)}"
+                                   for m in sorted(errs, key=Measurement.key)[:5]))
+    out.append("")
+    return out
+
+
 def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = None,
                     verdict=None, previous: Previous | None = None) -> str:
     """The summary (module docstring). verdict: gate.evaluate's result for this report (None: not
     gated; `failures`, measurement key -> messages, then marks what it names). previous:
-    find_previous's result, the report the changes are against (None: not searched)."""
+    find_previous's result, the report the changes are against (None: not searched). Peers'
+    measurements (`nbx run --target torch`) appear in their own section only."""
+    full = report
+    if any(not m.is_nbx for m in report.measurements):
+        report = dataclasses.replace(report, measurements=[m for m in report.measurements if m.is_nbx])
     by_key = report.by_key()
     diff = diff_reports(previous.report, report) if previous is not None and previous.report else None
     failing = set(verdict.by_key()) if verdict is not None else \
@@ -485,6 +579,7 @@ def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = N
     lines += _worst_section(_pick_worst(verdict, failures, diff, closest, by_key), verdict)
     lines += _rest(verdict, diff, by_key)
     lines += _every_input(report)
+    lines += _peers(full)
     lines += _compound(report, verdict)
     lines += _reasons(report, verdict)
     lines += _tables(report, verdict, failures)
