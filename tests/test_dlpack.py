@@ -408,6 +408,7 @@ def test_consumed_capsule():
     with pytest.raises(ValueError, match=r"^nbx\.from_dlpack: argument 'x' \(a DLPack capsule\): the DLPack "
                                          r"capsule was already consumed \(its name is 'used_dltensor_versioned'\)"):
         nbx.from_dlpack(cap)
+    # the shared ctypes.pythonapi.PyCapsule_New with other argtypes: nbx keeps its own prototype
     other = ctypes.pythonapi.PyCapsule_New
     other.restype, other.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     name = b"something_else"

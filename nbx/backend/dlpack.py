@@ -121,29 +121,26 @@ class DLManagedTensorVersioned(ctypes.Structure):
 
 
 # ---------------------------------------------------------------------- the capsule C API
-_api = ctypes.pythonapi
-_PyCapsule_New = _api.PyCapsule_New
-_PyCapsule_New.restype = ctypes.py_object          # a new reference, taken over by ctypes
-_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-_PyCapsule_IsValid = _api.PyCapsule_IsValid
-_PyCapsule_IsValid.restype = ctypes.c_int
-_PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-_PyCapsule_GetPointer = _api.PyCapsule_GetPointer
-_PyCapsule_GetPointer.restype = ctypes.c_void_p
-_PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-_PyCapsule_GetName = _api.PyCapsule_GetName
-_PyCapsule_GetName.restype = ctypes.c_char_p
-_PyCapsule_GetName.argtypes = [ctypes.py_object]
-_PyCapsule_SetName = _api.PyCapsule_SetName
-_PyCapsule_SetName.restype = ctypes.c_int
-_PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_void_p]
+def _capi(name: str, restype, *argtypes):
+    """A private prototype of a Python C API function: `ctypes.pythonapi.<name>` is one object
+    shared by every module of the process, and anyone setting its argtypes (a test did:
+    c_char_p for PyCapsule_New's name) would change how nbx calls it."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_PyCapsule_New = _capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_PyCapsule_IsValid = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+_PyCapsule_GetPointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_PyCapsule_GetName = _capi("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
+_PyCapsule_SetName = _capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_Py_IncRef = _capi("Py_IncRef", None, ctypes.py_object)
 
 
 def _immortal_cstring(text: bytes) -> int:
     """The address of a C string that is never freed: a capsule keeps a pointer to its name, and a
     capsule may outlive this module (at interpreter exit)."""
     buf = ctypes.create_string_buffer(text)
-    _api.Py_IncRef(ctypes.py_object(buf))
+    _Py_IncRef(buf)
     return ctypes.addressof(buf)
 
 
