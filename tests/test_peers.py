@@ -204,8 +204,9 @@ def test_peer_runs_split_ops_and_casts_on_the_host():
     pytest.importorskip("torch")
     import numpy as np
 
-    from nbx.harness.targets import Target, peer_of
     from nbx.harness import runner
+    from nbx.harness.peers import peer_of
+    from nbx.harness.targets import Target
     for t, want in [(Target("glu", {}, _dt("float32")), None), (Target("silu_and_mul", {}, _dt("float32")), None),
                     (Target("to", {"dtype": "float16"}, _dt("float32")), None),
                     (Target("bitwise_xor", {}, _dt("int16")), None),
@@ -232,7 +233,8 @@ def test_cuda_peer_runs_on_nbx_device(tmp_path):
         pytest.skip("torch has no CUDA here")
     import nbx
     from nbx.harness import device_score as DS
-    from nbx.harness.targets import Target, peer_of
+    from nbx.harness.peers import peer_of
+    from nbx.harness.targets import Target
     info = peers.load("torch")
     assert info.device.startswith(f"cuda:{torch.cuda.current_device()}")
     pt = peer_of(Target("exp", {}, nbx.DTYPES["float32"]), "torch")

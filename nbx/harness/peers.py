@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .targets import Target
+
 NBX = "nbx"
 PEERS = ("torch",)                 # the targets `nbx run --target` takes besides nbx
 TARGETS = (NBX,) + PEERS
@@ -198,6 +200,22 @@ TABLES = {"torch": TORCH}
 
 def has_peer(peer: str, op: str) -> bool:
     return op in TABLES[peer]
+
+
+# ---------------------------------------------------------------------- a peer's target
+@dataclass(frozen=True)
+class PeerTarget(Target):
+    """A row of the precision table measured with a peer library's op of the same name: the same
+    label, dtype, operands and oracle, so the same inputs and the same scoring; `run` runs the
+    peer's op instead of nbx's."""
+    peer: str = "torch"
+
+    def run(self, arrays: list[np.ndarray]) -> np.ndarray:
+        return run_host(self, arrays)
+
+
+def peer_of(t: Target, peer: str) -> PeerTarget:
+    return PeerTarget(t.op, t.params, t.dtype, peer)
 
 
 # ---------------------------------------------------------------------- loading a peer

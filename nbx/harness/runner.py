@@ -31,7 +31,8 @@ from . import suites as S
 from .cases import PROFILES
 from .measure import Accumulator, score
 from .progress import Progress
-from .targets import PeerTarget, Target, peer_of, targets
+from .peers import PeerTarget, peer_of
+from .targets import Target, targets
 
 BATCH = 1 << 16
 VALUE_SUITES = ("bank", "exhaustive16", "sweep", "pairs")

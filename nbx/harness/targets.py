@@ -153,19 +153,3 @@ def scalar_positions(t: Target) -> tuple:
 def operand_dtype(t: Target, i: int) -> D.DType:
     return D.bool_ if t.role(i) == MASK else t.dtype
 
-
-# ---------------------------------------------------------------------- peers (harness/peers.py)
-@dataclass(frozen=True)
-class PeerTarget(Target):
-    """The same row measured with a peer library's op of the same name (`nbx run --target torch`):
-    the same label, dtype, operands and oracle, so the same inputs and the same scoring; `run`
-    runs the peer's op instead of nbx's."""
-    peer: str = "torch"
-
-    def run(self, arrays: list[np.ndarray]) -> np.ndarray:
-        from . import peers
-        return peers.run_host(self, arrays)
-
-
-def peer_of(t: Target, peer: str) -> PeerTarget:
-    return PeerTarget(t.op, t.params, t.dtype, peer)
