@@ -2,7 +2,7 @@
 # suite, then the ulp-regression gate on the ci profile against the interpreter budgets.
 # `make report`: set-up, then the nightly precision report on the default backend -> reports/latest;
 # exits nonzero when the gate fails, after every file is written, or when the nightly fuzz fails.
-# `make gpu-check` / `make gpu-nightly`: on a machine with a CUDA device and nbx's packages already
+# `make gpu-check` / `gpu-nightly` / `gpu-exhaustive` / `gpu-sanitize`: on a machine with a CUDA device and nbx's packages already
 # installed (no set-up; GPU_PY runs them): see README.md.
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: test report setup gate clean gpu-check gpu-nightly gpu-sanitize
+.PHONY: test report setup gate clean gpu-check gpu-nightly gpu-exhaustive gpu-sanitize
 
 setup: $(STAMP)
 
@@ -64,19 +64,26 @@ gpu-check:
 	$(GPU_RUN) bench/elementwise.py --reps 10 --json $(GPU_OUT)/bandwidth.json > $(GPU_OUT)/bandwidth.txt 2>&1; \
 	  rc=$$?; cat $(GPU_OUT)/bandwidth.txt; exit $$rc
 
-# The nightly profile on the GPU as GPU_JOBS shards in parallel (Triton's compilation is CPU-bound),
-# each stopped after GPU_SHARD_S seconds with what it measured written, then merged and gated.
+# The nightly profile on the GPU (gpu-nightly), or the exhaustive one (gpu-exhaustive: every float32
+# input of each unary op, every operand pair of each 16-bit binary op, 2^32 stratified tuples of each
+# float32 binary and ternary op, decided on the device; the rest at the nightly's sizes), as
+# GPU_JOBS shards in parallel (Triton's compilation is CPU-bound), each stopped after GPU_SHARD_S
+# seconds with what it measured written, then merged and gated.
 GPU_SHARD_S ?= 470
-gpu-nightly:
-	rm -rf $(GPU_OUT)/nightly-shard*
+GPU_EXHAUSTIVE_S ?= 3600
+gpu-nightly: GPU_PROFILE = nightly
+gpu-exhaustive: GPU_PROFILE = exhaustive
+gpu-exhaustive: GPU_SHARD_S = $(GPU_EXHAUSTIVE_S)
+gpu-nightly gpu-exhaustive:
+	rm -rf $(GPU_OUT)/$(GPU_PROFILE)-shard*
 	mkdir -p $(GPU_OUT)
 	for i in $$(seq 0 $$(($(GPU_JOBS) - 1))); do \
-	  timeout $(GPU_SHARD_S) $(GPU_RUN) -m nbx run --profile nightly --shard $$i/$(GPU_JOBS) \
-	    --out $(GPU_OUT)/nightly-shard$$i --quiet > $(GPU_OUT)/nightly-shard$$i.log 2>&1 & \
+	  timeout $(GPU_SHARD_S) env $(GPU_RUN) -m nbx run --profile $(GPU_PROFILE) --shard $$i/$(GPU_JOBS) \
+	    --out $(GPU_OUT)/$(GPU_PROFILE)-shard$$i --quiet > $(GPU_OUT)/$(GPU_PROFILE)-shard$$i.log 2>&1 & \
 	done; wait
-	$(GPU_RUN) -m nbx report merge $(GPU_OUT)/nightly $$(ls -d $(GPU_OUT)/nightly-shard*/ | \
+	$(GPU_RUN) -m nbx report merge $(GPU_OUT)/$(GPU_PROFILE) $$(ls -d $(GPU_OUT)/$(GPU_PROFILE)-shard*/ | \
 	  while read d; do [ -f $$d/report.json ] && echo $$d; done)
-	$(GPU_RUN) -m nbx gate --report $(GPU_OUT)/nightly
+	$(GPU_RUN) -m nbx gate --report $(GPU_OUT)/$(GPU_PROFILE)
 
 # Device memory safety: the CUDA tests (every op once, contiguous, into out=, strided) under
 # compute-sanitizer's memcheck, racecheck and initcheck, after a plain run that fills Triton's cache
