@@ -1,9 +1,10 @@
 """Selection and ternary arithmetic: clamp, clamp_min, where, masked_fill, lerp, addcmul, addcdiv.
 
-lerp, addcmul and addcdiv on float32 (and float16/bfloat16, computed in float32) evaluate the whole
-formula in float64 and round once: the products of float32 values are exact there, so the result
-is the exact value rounded once to float64, then to the output (correct except within ~2^-29 ulp
-of a boundary). float64 inputs follow ATen's expression order.
+lerp, addcmul and addcdiv on float32 (and float16/bfloat16) evaluate in float64 from exact products
+of float32 values, arranged so that no rounded term meets a cancelling one (lerp: s - w*s + w*e by
+TwoSums; addcdiv: (x*t2 + value*t1)/t2), then round to the output: within ~2^-52 of the exact value
+before the last rounding, so correct except within ~2^-29 ulp of a boundary. float64 inputs follow
+their documented order (OpSpec.order).
 """
 import math
 
