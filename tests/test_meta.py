@@ -158,8 +158,13 @@ def op_names_in(directory: Path) -> list[str]:
 def test_harness_names_no_op():
     """What the harness must know of an op is declared with the op (OpSpec.verify, nbx/ops/verify.py,
     or its Oracle): an op name in nbx/harness/ is a per-op fact in the wrong place."""
-    found = op_names_in(HARNESS_DIR)
+    found = [f for f in op_names_in(HARNESS_DIR) if not f.startswith(PEER_TABLE)]
     assert not found, "op names in nbx/harness/ (declare the fact in the op's Verify):\n" + "\n".join(found)
+
+
+# The one exemption: the peer table maps nbx's op names to another library's functions, a fact about
+# that library (which torch function, which composition), not about nbx's op.
+PEER_TABLE = "peers.py:"
 
 
 def test_op_name_scan_sees_strings_but_not_docstrings(tmp_path):
