@@ -67,6 +67,17 @@ def _div(a, b, p0, p1):
 
 
 @triton.jit
+def _div_exact(a, b, p0, p1):
+    """Where a/b is computed exactly: a quotient q of at most 29 significant bits (its low 24
+    mantissa bits zero) with q*b == a. q*b of 29 + 24 bits is exact in float64 (fused or not), so
+    equality means q = a/b. A float32 midpoint has 25 bits: such ties are decided on the device."""
+    q = a / b
+    short = (q.to(tl.int64, bitcast=True) & ((1 << 24) - 1)) == 0
+    finite = (tl.abs(q) < float("inf")) & (q != 0)
+    return (finite & short & (q * b == a)) | (a == 0) & (b != 0) & (b == b)
+
+
+@triton.jit
 def larger(a, b):
     """The larger of two non-NaN values, -0 < +0."""
     r = tl.where(a > b, a, b)
@@ -95,6 +106,6 @@ device("add", _add, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_add_exact)
 device("sub", _sub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_sub_exact)
 device("rsub", _rsub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_rsub_exact)
 device("mul", _mul, 0, why="a product of two 24-bit significands is exact in float64", arity=2)
-device("div", _div, ROUNDED, why="IEEE division: one rounding", arity=2)
+device("div", _div, ROUNDED, why="IEEE division: one rounding", arity=2, exact_at=_div_exact)
 device("maximum", _maximum, 0, why="a selection, NaN first, -0 < +0", arity=2)
 device("minimum", _minimum, 0, why="a selection, NaN first, -0 < +0", arity=2)
