@@ -29,7 +29,7 @@ SIG = {"x_ptr": "*fp64", "y_ptr": "*fp64", "z_ptr": "*fp64", "out_ptr": "*fp64",
        "p1": "i64", "ORACLE": "constexpr", "N_IN": "constexpr", "BLOCK": "constexpr"}
 SCORE_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "got_ptr": "*fp32", "n": "i32", "p0": "i64",
              "p1": "i64", "stats": "*i64", "fstats": "*fp64", "hist": "*i64", "index": "*i64", "n_index": "*i32",
-             "cap": "i32", **{k: "constexpr" for k in ("ORACLE", "EXACT_AT", "N_IN", "E", "EXACT", "P", "EMIN", "EMAX",
+             "cap": "i32", **{k: "constexpr" for k in ("ORACLE", "EXACT_AT", "RESIDUAL", "N_IN", "E", "EXACT", "P", "EMIN", "EMAX",
                                                         "ZERO_SIGN", "CT", "BLOCK")}}
 
 def compiles(fn, arity=1):
@@ -51,7 +51,7 @@ def _reads_a_plain_global(x, p0, p1):
 def score_compiles(d):
     """The score kernel itself with the oracle and its EXACT_AT (float32 operands)."""
     src = triton.compiler.ASTSource(fn=ds.score_kernel, signature=SCORE_SIG,
-                                    constexprs={"ORACLE": d.fn, "EXACT_AT": d.exact_at, "N_IN": d.arity,
+                                    constexprs={"ORACLE": d.fn, "EXACT_AT": d.exact_at, "RESIDUAL": d.residual, "N_IN": d.arity,
                                                 "E": d.bound + 2.0 ** -52, "EXACT": d.k == 0, "P": 24, "EMIN": -126,
                                                 "EMAX": 127, "ZERO_SIGN": True, "CT": tl.float32, "BLOCK": 1024})
     try:

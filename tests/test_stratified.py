@@ -232,7 +232,9 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
         assert lo <= i < hi
         again = X.tuples(t, 0, [i])
         assert [hex(int(v)) for v in _bits_all(again)] == w.inputs
-        assert int(_bits(again[0])[0]) & 0x1FF in (0x0A7, 0x1C3)
+        # a planted tuple, or one the op itself misrounds (addcmul's double-rounding ties)
+        planted_here = int(_bits(again[0])[0]) & 0x1FF in (0x0A7, 0x1C3)
+        assert planted_here or score(t, again, real(*[nbx.from_numpy(a) for a in again]).numpy()).not_cr[0]
 
 
 def test_a_full_list_is_scored_in_parts_and_the_host_budget_leaves_tuples_out(monkeypatch):
@@ -280,3 +282,31 @@ def test_which_jobs_take_the_sample():
     assert runner._sample_range(Target("add", {}, f64), "pairs", "exhaustive", None) is None
     assert not X.sampled(Target("where", {}, f32)) and not X.sampled(Target("add", {}, nbx.float16))
     assert X.sampled(Target("glu", {}, f32)) and X.sampled(Target("addcdiv", {}, f32))
+
+
+@pytest.mark.parametrize("label, arity", [("sub:alpha=3", 2), ("addcmul", 3)])
+def test_ties_decided_by_the_oracles_residual_agree_with_the_host(label, arity):
+    """x - 3y and x + t1 t2 near a float32 midpoint: the float64 value is the midpoint and the
+    exact value a hair off it (a tiny x). The oracle's residual (v + lo exact) decides them on the
+    device, as mpmath does on the host, and a result planted one ulp off among them is caught."""
+    import dataclasses
+    import oracles.device as OD
+    op, _, param = label.partition(":")
+    params = {"alpha": 3} if param else {}
+    t = Target(op, params, nbx.float32)
+    key = X.tuple_key(t, 0)
+    xs = DS.stratified_tuples(arity, key, 0, 1 << 17)
+    got = X.run_op(t, xs)
+    d = X.device_oracle(t)
+    p = [3.0] if param else [1.0]
+    before = DS.score(dataclasses.replace(d, residual=None), xs, got, p)
+    after = DS.score(d, xs, got, p)
+    assert before.undecided > 0 and after.undecided == 0
+    newly = before.undecided_at
+    host = score(t, list(DS.tuples_host(arity, key, newly)), DS.take(got, newly))
+    assert int(np.isin(newly, after.failing_at).sum()) == int(host.not_cr.sum())
+    planted = got.numpy().copy()
+    planted.view(np.uint32)[newly[::5]] ^= 1
+    s = DS.score(d, xs, nbx.from_numpy(planted), p)
+    host = score(t, list(DS.tuples_host(arity, key, newly)), planted[newly])
+    assert s.undecided == 0 and int(np.isin(newly, s.failing_at).sum()) == int(host.not_cr.sum()) > 0

@@ -64,6 +64,23 @@ def round_to(v, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr):
 
 
 @triton.jit
+def _decide_by_residual(v, lo, exact, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr):
+    """(v', exact'): where the oracle's residual lo is known (the exact value is v + lo), v is exact
+    enough to decide: if v is no rounding boundary of the format, the exact value rounds as v does
+    (a boundary is a float64, so it lies at least half a float64 ulp from v, farther than lo); if v
+    is a midpoint and lo != 0, v moves one float64 ulp toward lo, off the midpoint and onto the exact
+    value's side; a midpoint with lo == 0 is an exact tie."""
+    known = lo == lo
+    a = tl.abs(v)
+    m = a * _pow2(-(_exponent(a, EMIN, EMAX) - (P - 1)))
+    mid = (m - libdevice.floor(m) == 0.5) & (a < float("inf"))
+    bits = v.to(tl.int64, bitcast=True)
+    away = (lo > 0) == (v > 0)
+    nudged = (bits + tl.where(away, 1, -1).to(tl.int64)).to(tl.float64, bitcast=True)
+    return tl.where(known & mid & (lo != 0), nudged, v), exact | known
+
+
+@triton.jit
 def _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index, cap,
                 E: tl.constexpr, EXACT: tl.constexpr, P: tl.constexpr,
                 EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr, BLOCK: tl.constexpr):
@@ -128,7 +145,8 @@ def _param(p):
 
 @triton.jit
 def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n_index, cap,
-                 ORACLE: tl.constexpr, EXACT_AT: tl.constexpr, N_IN: tl.constexpr, E: tl.constexpr,
+                 ORACLE: tl.constexpr, EXACT_AT: tl.constexpr, RESIDUAL: tl.constexpr, N_IN: tl.constexpr,
+                 E: tl.constexpr,
                  EXACT: tl.constexpr, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr,
                  ZERO_SIGN: tl.constexpr, CT: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
@@ -141,17 +159,23 @@ def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, i
         v = ORACLE(a, _param(p0), _param(p1))
         if EXACT_AT is not None:
             exact = EXACT_AT(a, _param(p0), _param(p1))
+        if RESIDUAL is not None:
+            v, exact = _decide_by_residual(v, RESIDUAL(a, _param(p0), _param(p1)), exact, P, EMIN, EMAX)
     elif N_IN == 2:
         b = load_as(tl.load(b_ptr + base, mask=valid, other=0), CT).to(tl.float64)
         v = ORACLE(a, b, _param(p0), _param(p1))
         if EXACT_AT is not None:
             exact = EXACT_AT(a, b, _param(p0), _param(p1))
+        if RESIDUAL is not None:
+            v, exact = _decide_by_residual(v, RESIDUAL(a, b, _param(p0), _param(p1)), exact, P, EMIN, EMAX)
     else:
         b = load_as(tl.load(b_ptr + base, mask=valid, other=0), CT).to(tl.float64)
         c = load_as(tl.load(c_ptr + base, mask=valid, other=0), CT).to(tl.float64)
         v = ORACLE(a, b, c, _param(p0), _param(p1))
         if EXACT_AT is not None:
             exact = EXACT_AT(a, b, c, _param(p0), _param(p1))
+        if RESIDUAL is not None:
+            v, exact = _decide_by_residual(v, RESIDUAL(a, b, c, _param(p0), _param(p1)), exact, P, EMIN, EMAX)
     _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index, cap, E, EXACT, P, EMIN, EMAX,
                 ZERO_SIGN, BLOCK)
 
@@ -210,7 +234,8 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
     with np.errstate(all="ignore"):
         # the interval's ends are rounded to float64 too: one more float64 ulp of room
         score_kernel[(tiles,)](operands[0], operands[min(1, len(operands) - 1)], operands[-1], got, n, p0, p1, stats, fstats, hist, index, counter, cap,
-                               ORACLE=oracle.fn, EXACT_AT=oracle.exact_at, N_IN=len(operands),
+                               ORACLE=oracle.fn, EXACT_AT=oracle.exact_at,
+                               RESIDUAL=getattr(oracle, "residual", None), N_IN=len(operands),
                                E=oracle.bound + 2.0 ** -52,
                                EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
                                CT=D.float32.tl, BLOCK=BLOCK, **oracle_options())

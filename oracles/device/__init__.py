@@ -41,6 +41,8 @@ class DeviceOracle:
     why: str = ""
     arity: int = 1
     exact_at: Any = None        # @triton.jit (operands, p0, p1) -> bool: where the value is exact
+    residual: Any = None        # @triton.jit (operands, p0, p1) -> lo: the exact value is v + lo where
+                                # lo is not NaN (a double-double), so a tie of v is decided by lo's sign
 
     @property
     def bound(self) -> float:
@@ -48,12 +50,12 @@ class DeviceOracle:
 
 
 def device(name: str, fn, k: float, params: tuple = (), why: str = "", arity: int = 1,
-           exact_at=None) -> DeviceOracle:
+           exact_at=None, residual=None) -> DeviceOracle:
     if name in DEVICE_ORACLES:
         raise ValueError(f"device oracle {name!r} registered twice")
     if len(params) > 2:
         raise ValueError(f"device oracle {name!r}: at most 2 parameters, got {params}")
-    d = DeviceOracle(name, fn, float(k), tuple(params), why, arity, exact_at)
+    d = DeviceOracle(name, fn, float(k), tuple(params), why, arity, exact_at, residual)
     DEVICE_ORACLES[name] = d
     return d
 

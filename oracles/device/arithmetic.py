@@ -42,6 +42,33 @@ def _fma_exact(x, y, z):
 
 
 @triton.jit
+def fma_residual(x, y, z):
+    """lo with fma(x, y, z) + lo == x y + z exactly, where the product x y is exact in float64 (its
+    fma error is 0) and the sum finite: TwoSum's error of p + z. NaN elsewhere (unknown)."""
+    p = x * y
+    e = libdevice.fma(x, y, -p)
+    s = p + z
+    bb = s - p
+    t = (p - (s - bb)) + (z - bb)
+    return tl.where((e == 0) & (s - s == 0), t, float("nan"))
+
+
+@triton.jit
+def _add_residual(a, b, alpha, p1):
+    return fma_residual(alpha, b, a)
+
+
+@triton.jit
+def _sub_residual(a, b, alpha, p1):
+    return fma_residual(alpha * -1.0, b, a)
+
+
+@triton.jit
+def _rsub_residual(a, b, alpha, p1):
+    return fma_residual(alpha * -1.0, a, b)
+
+
+@triton.jit
 def _add_exact(a, b, alpha, p1):
     return _fma_exact(alpha, b, a)
 
@@ -102,9 +129,9 @@ def _minimum(a, b, p0, p1):
 
 
 WHY_FMA = "alpha b + a in one fma: one rounding (exact for float16 and alpha = 1)"
-device("add", _add, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_add_exact)
-device("sub", _sub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_sub_exact)
-device("rsub", _rsub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_rsub_exact)
+device("add", _add, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_add_exact, residual=_add_residual)
+device("sub", _sub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_sub_exact, residual=_sub_residual)
+device("rsub", _rsub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_rsub_exact, residual=_rsub_residual)
 device("mul", _mul, 0, why="a product of two 24-bit significands is exact in float64", arity=2)
 device("div", _div, ROUNDED, why="IEEE division: one rounding", arity=2, exact_at=_div_exact)
 device("maximum", _maximum, 0, why="a selection, NaN first, -0 < +0", arity=2)
