@@ -533,7 +533,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--target", action="append", choices=TARGET_NAMES, metavar="TARGET",
                    help="also measure a peer's op of the same name on the same inputs and value suites: "
                         "torch (repeatable; nbx, the default, is always measured and alone is gated; "
-                        "torch needs the optional extra: pip install -e .[torch])")
+                        "torch needs the optional extra: see README.md)")
     r.set_defaults(fn=cmd_run)
 
     g = _sub(sub, "gate", "compare a report with the budgets; exit 1 on any failure (reads the "

@@ -28,7 +28,8 @@ NBX = "nbx"
 PEERS = ("torch",)                 # the targets `nbx run --target` takes besides nbx
 TARGETS = (NBX,) + PEERS
 STRUCTURAL_SKIPPED = ("layout", "intdiv")
-INSTALL = {"torch": "pip install -e .[torch]  (or: pip install torch)"}
+INSTALL = {"torch": "pip install -e .[torch], then pip install mpmath==1.4.1 (torch's sympy asks for an "
+                    "older mpmath than constraints.txt pins; README.md)"}
 
 
 class PeerUnavailable(Exception):
