@@ -385,6 +385,11 @@ def cmd_where(a) -> int:
         print(f"  rounding correctly rounded on {', '.join(declared)} (the gate allows 0 misrounded)")
     if v.not_cr:
         print(f"  rounding not declared correctly rounded on float32: {v.not_cr}")
+    from oracles.device import DEVICE_ORACLES
+    for label, d in sorted(DEVICE_ORACLES.items()):
+        if label == spec.name or label.startswith(spec.name + ":"):
+            extra = "".join(f", {k}" for k, on in (("EXACT_AT", d.exact_at), ("residual", d.residual)) if on)
+            print(f"  device   {label} {_where(d.fn)}: k = {d.k:g}{extra}")
     from oracles.order import ORDER_ORACLES
     choices = [p for p in spec.params if p.kind == "choice"]
     for values in itertools.product(*[p.choices for p in choices]):

@@ -26,6 +26,10 @@ def test_where_names_existing_places(op, capsys):
     assert re.match(rf"\s*oracle\s+oracles/{spec.family}\.py:\d+", lines["oracle"]), lines["oracle"]
     assert ("fast32" in lines) == (spec.fast32 is not None)
     assert ("order" in lines) == (spec.order is not None)
+    from oracles.device import DEVICE_ORACLES
+    if op in DEVICE_ORACLES:                # the device oracle and its bound, at a path that exists
+        m = re.match(r"\s*device\s+\S+ (oracles/device/\w+\.py):\d+ .*: k = ", lines["device"])
+        assert m and (ROOT / m.group(1)).exists(), lines["device"]
     if nbx.float32 in spec.dtypes:        # correctly rounded, or why not
         assert ("rounding not declared" in lines["rounding"]) == bool(spec.verify.not_cr), lines["rounding"]
     for ln in out.splitlines():
