@@ -35,30 +35,33 @@ def _atan2(a, b, p0, p1):
 
 
 @triton.jit
-def _hypot_exact_root(a, b):
-    """(h, exact): h = sqrt(a^2 + b^2) where that is exactly a float64 of at most 26 significant
-    bits (a^2 and b^2 of float32 values are exact, their sum exact when TwoSum's error is 0, and h*h
-    of 26 bits is exact, so h*h == s means h is the root): the ties among float32 results."""
+def _hypot_parts(a, b):
+    """(h, lo, finite): h = sqrt(s) with s = a^2 + b^2, the squares of float32 values exact and the
+    sum's error e from TwoSum; the root of s + e is h + lo, lo = (fma(-h, h, s) + e) / (2h), to a
+    relative 2^-100 (the remainder s - h^2 of a correctly rounded root is a float64, so the fma
+    is exact; the next term, lo^2 / 2h, is 2^-53 of lo). lo == 0 exactly where h is the root."""
     aa = a * a
     bb = b * b
     s = aa + bb
     z = s - aa
-    err = (aa - (s - z)) + (bb - z)
+    e = (aa - (s - z)) + (bb - z)
     h = libdevice.sqrt(s)
-    short = (h.to(tl.int64, bitcast=True) & ((1 << 27) - 1)) == 0
-    return h, (err == 0) & short & (h * h == s) & (tl.abs(s) < float("inf"))
+    r = libdevice.fma(-h, h, s) + e
+    lo = tl.where(h > 0, r / (2.0 * h), 0.0)
+    finite = (tl.abs(s) < float("inf")) & (s == s)
+    return h, lo, finite
 
 
 @triton.jit
 def _hypot(a, b, p0, p1):
-    h, exact = _hypot_exact_root(a, b)
-    return tl.where(exact, h, libdevice.hypot(a, b))
+    h, lo, finite = _hypot_parts(a, b)
+    return tl.where(finite, h, libdevice.hypot(a, b))
 
 
 @triton.jit
-def _hypot_exact(a, b, p0, p1):
-    h, exact = _hypot_exact_root(a, b)
-    return exact
+def _hypot_residual(a, b, p0, p1):
+    h, lo, finite = _hypot_parts(a, b)
+    return tl.where(finite, lo, float("nan"))
 
 
 device("fmax", _fmax, 0, why="a selection: a NaN loses to a number, -0 < +0", arity=2)
@@ -66,8 +69,8 @@ device("fmin", _fmin, 0, why="a selection: a NaN loses to a number, -0 < +0", ar
 device("copysign", _copysign, 0, why="exact", arity=2)
 device("fmod", _fmod, 0, why="C fmod is exact", arity=2)
 device("atan2", _atan2, LIBM, why="libdevice's atan2 of exact arguments", arity=2)
-device("hypot", _hypot, LIBM, why="libdevice's hypot of exact arguments (the exact root where it is short)",
-       arity=2, exact_at=_hypot_exact)
+device("hypot", _hypot, 4, why="sqrt of the float64 sum of two exact squares (two roundings); the residual "
+                              "carries the root to 2^-100", arity=2, residual=_hypot_residual)
 
 
 @triton.jit
