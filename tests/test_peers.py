@@ -239,7 +239,7 @@ def test_cuda_peer_runs_on_nbx_device(tmp_path):
     assert info.device.startswith(f"cuda:{torch.cuda.current_device()}")
     pt = peer_of(Target("exp", {}, nbx.DTYPES["float32"]), "torch")
     xs = [DS.bit_patterns("float32", 0x3f800000, 1024)]
-    got = peers.run_device(pt, xs)
+    got = pt.run_device(xs)
     assert got.__dlpack_device__()[0] == xs[0].__dlpack_device__()[0]
     ref = torch.exp(torch.from_dlpack(xs[0]))
     assert torch.equal(torch.from_dlpack(got), ref)

@@ -180,7 +180,7 @@ def test_device_figures_are_exact_where_the_hosts_float64_cancels(op):
     t = Target(op, {}, nbx.float32)
     lo, hi = DS.GRID, DS.GRID + DS.NEAR                      # the near-equal block
     xs = DS.stratified_tuples(3, X.tuple_key(t, 0), lo, hi - lo)
-    got = X.run_op(t, xs)
+    got = t.run_device(xs)
     s = DS.score(OD.DEVICE_ORACLES[op], xs, got, [1.0] if op == "addcdiv" else [])
     assert s.argmax >= 0 and s.err_max >= 0.5     # (above 0.5 under the interpreter: 0.5151 for lerp)
     a, b, c = (Fraction(float(v)) for v in (DS.take(x, [s.argmax])[0] for x in xs))
@@ -296,7 +296,7 @@ def test_ties_decided_by_the_oracles_residual_agree_with_the_host(label, arity):
     t = Target(op, params, nbx.float32)
     key = X.tuple_key(t, 0)
     xs = DS.stratified_tuples(arity, key, 0, 1 << 17)
-    got = X.run_op(t, xs)
+    got = t.run_device(xs)
     d = X.device_oracle(t)
     p = [3.0] if param else [1.0]
     before = DS.score(dataclasses.replace(d, residual=None), xs, got, p)

@@ -28,7 +28,6 @@ import oracles.device as OD
 from oracles import ORACLES
 
 from .. import backend
-from ..ops import FUNCTIONS
 from . import cases as C
 from . import device_score as DS
 from .measure import Accumulator, hexes, score
@@ -61,18 +60,6 @@ def device_oracle(t: Target):
 def sampled(t: Target) -> bool:
     """Whether t's pairs suite can take the stratified float32 sample (`sample`)."""
     return t.dtype.name == "float32" and t.oracle_arity in (2, 3) and device_oracle(t) is not None
-
-
-def run_op(t: Target, xs):
-    """t's op on device operands xs (1-D, the oracle's operands), called as Target.run calls it:
-    a split op gets one tensor holding both halves; the result, flat."""
-    fn = FUNCTIONS[t.op]
-    split = t.verify.split
-    if split is None:
-        return fn(*xs, **t.params)
-    if split.dim_param is not None:                       # (2, n): contiguous halves along dim 0
-        return fn(DS.pack(xs[0], xs[1], False), **{split.dim_param: 0}).reshape(-1)
-    return fn(DS.pack(xs[0], xs[1], True)).reshape(-1)    # (n, 2): the last dim
 
 
 def _params(t: Target, d) -> list:
@@ -132,7 +119,7 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK) -> 
         n = min(chunk, hi - start)
         xs_dev = [DS.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
             list(DS.pair_patterns(t.dtype.name, start, n))
-        got = run_op(t, xs_dev)
+        got = t.run_device(xs_dev)
         s = _score_chunk(t, d, xs_dev, got, acc, f"[{start:#x}, {start + n:#x})")
         _to_host(t, acc, got, s, lambda at: [DS.take(x, at) for x in xs_dev])
 
@@ -167,7 +154,7 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
     for start in range(lo, hi, chunk):
         n = min(chunk, hi - start)
         xs_dev = DS.stratified_tuples(arity, key, start, n)
-        got = run_op(t, xs_dev)
+        got = t.run_device(xs_dev)
         s = _score_chunk(t, d, xs_dev, got, acc, f"tuples [{start:#x}, {start + n:#x})")
 
         def operands_at(at, xs_dev=xs_dev, start=start):

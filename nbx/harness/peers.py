@@ -17,10 +17,8 @@ CPU tensors under the interpreter; operands and results cross by DLPack, with no
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
-import numpy as np
 
 from .targets import Target
 
@@ -211,8 +209,19 @@ class PeerTarget(Target):
     peer's op instead of nbx's."""
     peer: str = "torch"
 
-    def run(self, arrays: list[np.ndarray]) -> np.ndarray:
-        return run_host(self, arrays)
+    def invoke(self, tensors: list, kw: dict):
+        """The peer's op on nbx tensors, through DLPack both ways (no copy); its result must have
+        nbx's result dtype for the target (the oracle and the bank are of that dtype): a different
+        one is the measurement's error."""
+        import torch
+
+        from ..tensor import from_dlpack
+        y = TABLES[self.peer][self.op](torch, *[torch.from_dlpack(x) for x in tensors], **kw, **self.params)
+        got = from_dlpack(y.contiguous())
+        if got.dtype is not self.out_dtype:
+            raise TypeError(f"{self.peer} returns {got.dtype.name} for {self.label} on {self.dtype.name}; nbx "
+                            f"returns {self.out_dtype.name} (the results are not comparable)")
+        return got
 
 
 def peer_of(t: Target, peer: str) -> PeerTarget:
@@ -258,111 +267,6 @@ def load(peer: str) -> PeerInfo:
     info = PeerInfo(peer, str(torch.__version__), device)
     _LOADED[peer] = info
     return info
-
-
-# ---------------------------------------------------------------------- running a peer's op
-def run_device(t, xs):
-    """The peer's op of target t (a targets.PeerTarget) on nbx tensors xs (1-D, the oracle's
-    operands, as exhaustive.run_op gets them): a split op gets one tensor holding both halves, as
-    nbx's does. Returns an nbx tensor, flat, viewing torch's result (DLPack both ways)."""
-    import torch
-
-    from ..tensor import from_dlpack
-    from . import device_score as DS
-    fn = TABLES[t.peer][t.op]
-    split = t.verify.split
-    if split is not None:
-        packed = DS.pack(xs[0], xs[1], split.dim_param is None)
-        kw = {split.dim_param: 0} if split.dim_param is not None else {}
-        y = fn(torch, torch.from_dlpack(packed), **kw, **t.params)
-    else:
-        y = fn(torch, *[torch.from_dlpack(x) for x in xs], **t.params)
-    return _back(t, y.reshape(-1).contiguous(), from_dlpack)
-
-
-def run_host(t, arrays: list[np.ndarray]) -> np.ndarray:
-    """The peer's op of target t on 1-D numpy operands, as Target.run runs nbx's: returns numpy."""
-    import torch
-
-    from ..tensor import from_dlpack, from_numpy
-    fn = TABLES[t.peer][t.op]
-    split = t.verify.split
-    if split is None:
-        y = fn(torch, *[torch.from_dlpack(from_numpy(a)) for a in arrays], **t.params)
-    else:
-        a, b = arrays
-        if split.dim_param is not None:                         # (2, n): halves along dim 0
-            x, kw = np.stack([a, b], axis=0), {split.dim_param: 0}
-        else:                                                   # (n, 2): the last dim
-            x, kw = np.stack([a, b], axis=1), {}
-        y = fn(torch, torch.from_dlpack(from_numpy(x)), **kw, **t.params)
-    return _back(t, y.reshape(-1).contiguous(), from_dlpack).numpy()
-
-
-def _back(t, y, from_dlpack):
-    """torch's result as an nbx tensor; its dtype must be nbx's result dtype for the target (the
-    oracle and the bank are of that dtype): a different one is the measurement's error."""
-    got = from_dlpack(y)
-    want = t.out_dtype
-    if got.dtype is not want:
-        raise TypeError(f"{t.peer} returns {got.dtype.name} for {t.label} on {t.dtype.name}; nbx returns "
-                        f"{want.name} (the results are not comparable)")
-    return got
-
-
-# ---------------------------------------------------------------------- the device-decided jobs
-def sweep(t, lo: int, hi: int, acc, chunk: int | None = None) -> None:
-    """exhaustive.sweep with the peer's op: bit patterns (or 16-bit operand pairs) lo .. hi - 1."""
-    from . import device_score as DS
-    from . import exhaustive as X
-    d = X.device_oracle(t)
-    if d is None or t.oracle_arity > 2 or t.oracle_arity == 2 and t.dtype.itemsize != 2:
-        raise ValueError(f"peers.sweep: {t.label} {t.dtype.name} has no device oracle over bit patterns")
-    chunk = chunk or X.CHUNK
-    for start in range(lo, hi, chunk):
-        n = min(chunk, hi - start)
-        xs_dev = [DS.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
-            list(DS.pair_patterns(t.dtype.name, start, n))
-        got = run_device(t, xs_dev)
-        s = X._score_chunk(t, d, xs_dev, got, acc, f"[{start:#x}, {start + n:#x})")
-        X._to_host(t, acc, got, s, lambda at: [DS.take(x, at) for x in xs_dev])
-
-
-def sample(t, lo: int, hi: int, acc, seed: int = 0, chunk: int | None = None,
-           max_host: int | None = None) -> int:
-    """exhaustive.sample with the peer's op: tuples lo .. hi - 1 of the stratified float32 sample of
-    (t, seed), the tuples nbx's target gets. Returns how many undecided tuples were left out."""
-    from . import device_score as DS
-    from . import exhaustive as X
-    if not X.sampled(t):
-        raise ValueError(f"peers.sample: {t.label} {t.dtype.name} is no float32 binary or ternary target "
-                         f"with a device oracle")
-    d = X.device_oracle(t)
-    arity, key = t.oracle_arity, X.tuple_key(t, seed)
-    chunk = chunk or X.CHUNK
-    index: dict = {}
-    left_out = 0
-    for start in range(lo, hi, chunk):
-        n = min(chunk, hi - start)
-        xs_dev = DS.stratified_tuples(arity, key, start, n)
-        got = run_device(t, xs_dev)
-        s = X._score_chunk(t, d, xs_dev, got, acc, f"tuples [{start:#x}, {start + n:#x})")
-
-        def operands_at(at, start=start):
-            return DS.tuples_host(arity, key, start + np.asarray(at, np.int64))
-
-        quota = None if max_host is None else -(-max_host * n // (hi - lo))
-        if quota is not None:
-            left_out += max(0, len(s.undecided_at) - quota)
-        back = X._to_host(t, acc, got, s, operands_at, quota)
-        if len(back):
-            arrays = operands_at(back)
-            for k, i in enumerate(back):
-                index[tuple(X.hexes(arrays, k))] = start + int(i)
-    acc.worst = [(k, q, dataclasses.replace(w, note=f"{w.note}; stratified tuple {index[tuple(w.inputs)]:#x} "
-                                                  f"of seed {seed}".lstrip("; "))
-                  if tuple(w.inputs) in index else w) for k, q, w in acc.worst]
-    return left_out
 
 
 # ---------------------------------------------------------------------- reading reports

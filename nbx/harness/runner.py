@@ -136,14 +136,14 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
         if suite == "bank":
             bank.measure_bank(t, acc)
         elif tuples is not None:
-            left_out = (P.sample if peer else X.sample)(t, tuples[0], tuples[1], acc, seed, max_host=PROFILES[profile].get("pairs32_host"))
+            left_out = X.sample(t, tuples[0], tuples[1], acc, seed, max_host=PROFILES[profile].get("pairs32_host"))
             acc.left_out += left_out
             if left_out:
                 print(f"nbx run: {t.label} {t.dtype.name} pairs: {left_out:,} undecided tuples beyond the "
                       f"host's {PROFILES[profile]['pairs32_host']:,} left out of the sample", file=sys.stderr)
         elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None
                                                                       or t.oracle_arity == 2):
-            (P.sweep if peer else X.sweep)(t, span[0], span[1], acc)
+            X.sweep(t, span[0], span[1], acc)
         elif suite in VALUE_SUITES:
             for arrays in batches(t, suite, profile, seed, bits):
                 got = t.run(arrays)

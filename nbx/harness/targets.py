@@ -102,16 +102,30 @@ class Target:
         operands = {name for name, _ in self.verify.param_operands}
         return {k: v for k, v in self.params.items() if k not in operands}
 
+    def invoke(self, tensors: list, kw: dict):
+        """The op of this target on nbx tensors (a peer target runs its library's op instead)."""
+        return FUNCTIONS[self.op](*tensors, **kw, **self.params)
+
     def run(self, arrays: list[np.ndarray]) -> np.ndarray:
-        """Run the op through nbx on 1-D operand arrays; returns the result as numpy."""
-        fn = FUNCTIONS[self.op]
+        """Run the op on 1-D operand arrays; returns the result as numpy."""
         split = self.verify.split
         if split is None:
-            return fn(*[from_numpy(a) for a in arrays], **self.params).numpy()
+            return self.invoke([from_numpy(a) for a in arrays], {}).numpy()
         a, b = arrays
         if split.dim_param is not None:                       # (2, n): contiguous halves along dim 0
-            return fn(from_numpy(np.stack([a, b], axis=0)), **{split.dim_param: 0}).numpy().reshape(-1)
-        return fn(from_numpy(np.stack([a, b], axis=1))).numpy().reshape(-1)    # (n, 2): the last dim
+            return self.invoke([from_numpy(np.stack([a, b], axis=0))], {split.dim_param: 0}).numpy().reshape(-1)
+        return self.invoke([from_numpy(np.stack([a, b], axis=1))], {}).numpy().reshape(-1)   # (n, 2): the last dim
+
+    def run_device(self, xs):
+        """Run the op on 1-D device operands xs (the oracle's operands), called as `run` calls it:
+        a split op gets one tensor holding both halves; the result, flat."""
+        from .device_score import pack
+        split = self.verify.split
+        if split is None:
+            return self.invoke(list(xs), {})
+        if split.dim_param is not None:                       # (2, n): contiguous halves along dim 0
+            return self.invoke([pack(xs[0], xs[1], False)], {split.dim_param: 0}).reshape(-1)
+        return self.invoke([pack(xs[0], xs[1], True)], {}).reshape(-1)    # (n, 2): the last dim
 
 
 def measured(spec, d: D.DType) -> list[dict]:
