@@ -69,115 +69,47 @@ def _threshold(T, x, threshold=None, value=None):
     return _F().threshold(x, threshold, value)
 
 
-# keyword arguments, not string keys: nbx/harness names no op in a string (tests/test_meta.py); the
-# table is a fact about torch, kept here beside the harness that runs it
-TORCH = dict(
-    # activations
-    relu=lambda T, x: T.relu(x),
-    sigmoid=lambda T, x: T.sigmoid(x),
-    silu=lambda T, x: _F().silu(x),
-    gelu=lambda T, x, approximate="none": _F().gelu(x, approximate=approximate),
-    tanh=lambda T, x: T.tanh(x),
-    hardsigmoid=lambda T, x: _F().hardsigmoid(x),
-    hardswish=lambda T, x: _F().hardswish(x),
-    leaky_relu=lambda T, x, negative_slope=0.01: _F().leaky_relu(x, negative_slope),
-    elu=lambda T, x, alpha=1.0: _F().elu(x, alpha=alpha),
-    celu=lambda T, x, alpha=1.0: _F().celu(x, alpha=alpha),
-    selu=lambda T, x: _F().selu(x),
-    mish=lambda T, x: _F().mish(x),
-    softplus=lambda T, x, beta=1.0, threshold=20.0: _F().softplus(x, beta=beta, threshold=threshold),
-    log_sigmoid=lambda T, x: _F().logsigmoid(x),
-    threshold=_threshold,
-    glu=lambda T, x, dim=-1: _F().glu(x, dim),
-    silu_and_mul=_silu_and_mul,                                       # COMPOSED
-    swiglu=lambda T, a, b: _F().silu(a) * b,                          # COMPOSED
-    dropout=_dropout,
-    # arithmetic
-    add=lambda T, a, b, alpha=1: T.add(a, b, alpha=alpha),
-    sub=lambda T, a, b, alpha=1: T.sub(a, b, alpha=alpha),
-    rsub=lambda T, a, b, alpha=1: T.rsub(a, b, alpha=alpha),
-    mul=lambda T, a, b: T.mul(a, b),
-    div=lambda T, a, b, rounding_mode=None: T.div(a, b, rounding_mode=rounding_mode),
-    floor_divide=lambda T, a, b: T.floor_divide(a, b),
-    remainder=lambda T, a, b: T.remainder(a, b),
-    maximum=lambda T, a, b: T.maximum(a, b),
-    minimum=lambda T, a, b: T.minimum(a, b),
-    fmod=lambda T, a, b: T.fmod(a, b),
-    fmax=lambda T, a, b: T.fmax(a, b),
-    fmin=lambda T, a, b: T.fmin(a, b),
-    atan2=lambda T, a, b: T.atan2(a, b),
-    hypot=lambda T, a, b: T.hypot(a, b),
-    copysign=lambda T, a, b: T.copysign(a, b),
-    pow=lambda T, a, b: T.pow(a, b),
-    bitwise_and=lambda T, a, b: T.bitwise_and(a, b),
-    bitwise_or=lambda T, a, b: T.bitwise_or(a, b),
-    bitwise_xor=lambda T, a, b: T.bitwise_xor(a, b),
-    bitwise_not=lambda T, x: T.bitwise_not(x),
-    bitwise_left_shift=lambda T, a, b: T.bitwise_left_shift(a, b),
-    bitwise_right_shift=lambda T, a, b: T.bitwise_right_shift(a, b),
-    # comparisons and logic
-    eq=lambda T, a, b: T.eq(a, b),
-    ne=lambda T, a, b: T.ne(a, b),
-    lt=lambda T, a, b: T.lt(a, b),
-    le=lambda T, a, b: T.le(a, b),
-    gt=lambda T, a, b: T.gt(a, b),
-    ge=lambda T, a, b: T.ge(a, b),
-    logical_and=lambda T, a, b: T.logical_and(a, b),
-    logical_or=lambda T, a, b: T.logical_or(a, b),
-    logical_xor=lambda T, a, b: T.logical_xor(a, b),
-    logical_not=lambda T, x: T.logical_not(x),
-    isfinite=lambda T, x: T.isfinite(x),
-    isinf=lambda T, x: T.isinf(x),
-    isnan=lambda T, x: T.isnan(x),
-    signbit=lambda T, x: T.signbit(x),
-    # copies, casts, selection
-    copy=lambda T, x: x.clone(),
-    to=_to,
-    bf16_to_fp16=_bf16_to_fp16,                                       # COMPOSED
-    nan_to_num=lambda T, x, nan=0.0, posinf=None, neginf=None: T.nan_to_num(x, nan=nan, posinf=posinf,
-                                                                             neginf=neginf),
-    angle=lambda T, x: T.angle(x),
-    clamp=_clamp,
-    clamp_min=lambda T, a, b: T.clamp_min(a, b),
-    where=lambda T, c, a, b: T.where(c, a, b),
-    masked_fill=_masked_fill,
-    lerp=lambda T, a, b, w: T.lerp(a, b, w),
-    addcmul=lambda T, a, b, c, value=1: T.addcmul(a, b, c, value=value),
-    addcdiv=lambda T, a, b, c, value=1: T.addcdiv(a, b, c, value=value),
-    # math
-    neg=lambda T, x: T.neg(x),
-    abs=lambda T, x: T.abs(x),
-    exp=lambda T, x: T.exp(x),
-    exp2=lambda T, x: T.exp2(x),
-    log=lambda T, x: T.log(x),
-    sin=lambda T, x: T.sin(x),
-    cos=lambda T, x: T.cos(x),
-    tan=lambda T, x: T.tan(x),
-    sqrt=lambda T, x: T.sqrt(x),
-    rsqrt=lambda T, x: T.rsqrt(x),
-    reciprocal=lambda T, x: T.reciprocal(x),
-    erf=lambda T, x: T.erf(x),
-    floor=lambda T, x: T.floor(x),
-    ceil=lambda T, x: T.ceil(x),
-    trunc=lambda T, x: T.trunc(x),
-    round=lambda T, x: T.round(x),
-    expm1=lambda T, x: T.expm1(x),
-    log1p=lambda T, x: T.log1p(x),
-    log2=lambda T, x: T.log2(x),
-    log10=lambda T, x: T.log10(x),
-    sinh=lambda T, x: T.sinh(x),
-    cosh=lambda T, x: T.cosh(x),
-    asin=lambda T, x: T.asin(x),
-    acos=lambda T, x: T.acos(x),
-    atan=lambda T, x: T.atan(x),
-    asinh=lambda T, x: T.asinh(x),
-    acosh=lambda T, x: T.acosh(x),
-    atanh=lambda T, x: T.atanh(x),
-    erfc=lambda T, x: T.erfc(x),
-    sign=lambda T, x: T.sign(x),
-    square=lambda T, x: T.square(x),
-    frac=lambda T, x: T.frac(x),
+# Ops that are torch's function of the same name, called with nbx's operands and parameters as they
+# are (alpha=, rounding_mode=, value=, approximate= ... are the same keywords in torch)
+SAME_NAME = (
+    "relu", "sigmoid", "tanh", "add", "sub", "rsub", "mul", "div", "floor_divide", "remainder",
+    "maximum", "minimum", "fmod", "fmax", "fmin", "atan2", "hypot", "copysign", "pow",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+    "logical_xor", "logical_not", "isfinite", "isinf", "isnan", "signbit", "angle", "clamp_min",
+    "where", "lerp", "addcmul", "addcdiv", "neg", "abs", "exp", "exp2", "log", "sin", "cos",
+    "tan", "sqrt", "rsqrt", "reciprocal", "erf", "floor", "ceil", "trunc", "round", "expm1",
+    "log1p", "log2", "log10", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "erfc", "sign", "square", "frac",
 )
+SAME_NAME_F = (                    # torch.nn.functional
+    "silu", "gelu", "hardsigmoid", "hardswish", "leaky_relu", "elu", "celu", "selu", "mish",
+    "softplus", "glu",
+)
+
+
+def _same(module, name):
+    return lambda T, *xs, **kw: getattr(module(T), name)(*xs, **kw)
+
+
+TORCH = {
+    **{name: _same(lambda T: T, name) for name in SAME_NAME},
+    **{name: _same(lambda T: _F(), name) for name in SAME_NAME_F},
+    **dict(
+        log_sigmoid=lambda T, x: _F().logsigmoid(x),
+        threshold=_threshold,
+        silu_and_mul=_silu_and_mul,                                       # COMPOSED
+        swiglu=lambda T, a, b: _F().silu(a) * b,                          # COMPOSED
+        dropout=_dropout,
+        copy=lambda T, x: x.clone(),
+        to=_to,
+        bf16_to_fp16=_bf16_to_fp16,                                       # COMPOSED
+        nan_to_num=lambda T, x, nan=0.0, posinf=None, neginf=None: T.nan_to_num(x, nan=nan, posinf=posinf,
+                                                                                 neginf=neginf),
+        clamp=_clamp,
+        masked_fill=_masked_fill,
+    ),
+}
 
 COMPOSED = {
     "torch": dict(
