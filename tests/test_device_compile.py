@@ -63,7 +63,8 @@ def score_compiles(d):
 
 bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
 # the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary
-scored = [label for label, d in OD.DEVICE_ORACLES.items() if d.exact_at is not None or d.arity == 3] + ["exp"]
+scored = [label for label, d in OD.DEVICE_ORACLES.items()
+          if d.exact_at is not None or d.residual is not None or d.arity == 3] + ["exp"]
 bad += [label + " (score)" for label in scored if not score_compiles(OD.DEVICE_ORACLES[label])]
 
 def kernel_compiles(fn, signature, constexprs):

@@ -29,19 +29,6 @@ def _rsub(a, b, alpha, p1):
 
 
 @triton.jit
-def _fma_exact(x, y, z):
-    """Whether fma(x, y, z) is the exact x y + z: the product's error (an fma) and the sum's
-    (TwoSum) are both zero. Sums of float16 values and their small multiples are exact, so their
-    ties are decided, not sent to mpmath."""
-    p = x * y
-    e = libdevice.fma(x, y, -p)
-    s = p + z
-    bb = s - p
-    t = (p - (s - bb)) + (z - bb)
-    return (e == 0) & (t == 0) & (s - s == 0)
-
-
-@triton.jit
 def fma_residual(x, y, z):
     """lo with fma(x, y, z) + lo == x y + z exactly, where the product x y is exact in float64 (its
     fma error is 0) and the sum finite: TwoSum's error of p + z. NaN elsewhere (unknown)."""
@@ -51,6 +38,12 @@ def fma_residual(x, y, z):
     bb = s - p
     t = (p - (s - bb)) + (z - bb)
     return tl.where((e == 0) & (s - s == 0), t, float("nan"))
+
+
+@triton.jit
+def _fma_exact(x, y, z):
+    """Whether fma(x, y, z) is the exact x y + z: its residual is 0 (NaN, unknown, is not)."""
+    return fma_residual(x, y, z) == 0
 
 
 @triton.jit
@@ -66,21 +59,6 @@ def _sub_residual(a, b, alpha, p1):
 @triton.jit
 def _rsub_residual(a, b, alpha, p1):
     return fma_residual(alpha * -1.0, a, b)
-
-
-@triton.jit
-def _add_exact(a, b, alpha, p1):
-    return _fma_exact(alpha, b, a)
-
-
-@triton.jit
-def _sub_exact(a, b, alpha, p1):
-    return _fma_exact(alpha * -1.0, b, a)
-
-
-@triton.jit
-def _rsub_exact(a, b, alpha, p1):
-    return _fma_exact(alpha * -1.0, a, b)
 
 
 @triton.jit
@@ -129,9 +107,10 @@ def _minimum(a, b, p0, p1):
 
 
 WHY_FMA = "alpha b + a in one fma: one rounding (exact for float16 and alpha = 1)"
-device("add", _add, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_add_exact, residual=_add_residual)
-device("sub", _sub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_sub_exact, residual=_sub_residual)
-device("rsub", _rsub, ROUNDED, ("alpha",), WHY_FMA, arity=2, exact_at=_rsub_exact, residual=_rsub_residual)
+# the residual (TwoSum's error, where the product is exact) also marks the exact sums: lo == 0
+device("add", _add, ROUNDED, ("alpha",), WHY_FMA, arity=2, residual=_add_residual)
+device("sub", _sub, ROUNDED, ("alpha",), WHY_FMA, arity=2, residual=_sub_residual)
+device("rsub", _rsub, ROUNDED, ("alpha",), WHY_FMA, arity=2, residual=_rsub_residual)
 device("mul", _mul, 0, why="a product of two 24-bit significands is exact in float64", arity=2)
 device("div", _div, ROUNDED, why="IEEE division: one rounding", arity=2, exact_at=_div_exact)
 device("maximum", _maximum, 0, why="a selection, NaN first, -0 < +0", arity=2)

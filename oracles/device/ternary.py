@@ -63,11 +63,6 @@ def _addcmul(x, t1, t2, value, p1):
 
 
 @triton.jit
-def _addcmul_exact(x, t1, t2, value, p1):
-    return _fma_exact(value, t1 * t2, x)
-
-
-@triton.jit
 def _addcmul_residual(x, t1, t2, value, p1):
     return fma_residual(value, t1 * t2, x)
 
@@ -101,9 +96,8 @@ def _clamp_min(x, lo, p0, p1):
 
 device("lerp", _lerp, 4, why="start + w end - w start: exact products, two TwoSums, one final rounding "
                              "(u |f| + 3 u^2 |f|); exact where TwoSum says so (EXACT_AT)", arity=3, exact_at=_lerp_exact)
-device("addcmul", _addcmul, 2, ("value",), why="fma(value, t1 t2, x), t1 t2 exact: one rounding (EXACT_AT where "
-                                               "exact)", arity=3, exact_at=_addcmul_exact,
-       residual=_addcmul_residual)
+device("addcmul", _addcmul, 2, ("value",), why="fma(value, t1 t2, x), t1 t2 exact: one rounding (the residual "
+                                               "decides its ties)", arity=3, residual=_addcmul_residual)
 device("addcdiv", _addcdiv, 4, ("value",), why="(x t2 + value t1) / t2: an fma of exact terms and a division, two "
                                                "roundings (EXACT_AT where both are exact)", arity=3,
        exact_at=_addcdiv_exact)
