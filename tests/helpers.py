@@ -1,7 +1,12 @@
-"""Shared test helpers: special values per dtype, bit patterns, rounding to a format, ulp distances."""
+"""Shared test helpers: special values per dtype, bit patterns, rounding to a format, ulp distances;
+running the CLI in a subprocess."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -129,3 +134,27 @@ def assert_bits_equal(got, want, *, context=""):
         idx = np.argwhere(bad)[:5]
         raise AssertionError(f"{context}: {int(bad.sum())} of {bad.size} differ, e.g. at {idx.tolist()}: "
                              f"got {g[tuple(idx[0])]!r} want {w[tuple(idx[0])]!r}")
+
+
+# ---------------------------------------------------------------------- the CLI in a subprocess
+REPO = Path(__file__).resolve().parents[1]
+
+
+def nbx_cmd(*args, cwd: Path, bank_dir: Path | None = None, pre: str | None = None,
+            timeout=300) -> subprocess.CompletedProcess:
+    """`python -m nbx ARGS` in a subprocess of this checkout, with NBX_BANK = bank_dir (None: the
+    committed bank); pre: Python run first in that process (then the CLI runs through nbx.cli.main)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("NBX_BANK", None)
+    if bank_dir is not None:
+        env["NBX_BANK"] = str(bank_dir)
+    head = ["-m", "nbx"] if pre is None else \
+        ["-c", f"import sys; {pre}; from nbx.cli import main; sys.argv[0] = 'nbx'; sys.exit(main(sys.argv[1:]))"]
+    return subprocess.run([sys.executable, *head, *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def ok(p: subprocess.CompletedProcess, code=0) -> subprocess.CompletedProcess:
+    assert p.returncode == code, f"exit {p.returncode} (wanted {code})\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+    return p
+

@@ -18,12 +18,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers import REPO, nbx_cmd, ok
 
 import nbx
 from nbx.harness import bank, runner
 from nbx.harness.report import load_report, write_report
 
-REPO = Path(__file__).resolve().parents[1]
 # The value suites only: the structural suites (layout, intdiv) test the library, not the harness,
 # and the gate must pass here whatever state the library is in.
 SUITES = ["bank", "sweep", "pairs"]
@@ -31,20 +31,6 @@ RUN_ARGS = ["--op", "exp", "--op", "add", "--dtype", "float32", "--profile", "ci
             *[x for s in SUITES for x in ("--suite", s)]]
 # the jobs of that run: bank + sweep (exp) / pairs (add, add:alpha=2)
 KEYS = {(j.target.label, j.target.dtype.name, j.suite) for j in runner.jobs(["exp", "add"], ["float32"], SUITES)}
-
-
-def nbx_cmd(*args, bank_dir: Path | None, cwd: Path, timeout=300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("NBX_BANK", None)
-    if bank_dir is not None:
-        env["NBX_BANK"] = str(bank_dir)
-    return subprocess.run([sys.executable, "-m", "nbx", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def ok(p: subprocess.CompletedProcess, code=0) -> subprocess.CompletedProcess:
-    assert p.returncode == code, f"exit {p.returncode} (wanted {code})\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
-    return p
 
 
 @pytest.fixture(scope="module")

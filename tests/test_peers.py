@@ -16,30 +16,16 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers import REPO, nbx_cmd, ok
 
 from nbx.harness import budgets as B
 from nbx.harness import gate, peers
 from nbx.harness.measurement import Measurement
 from nbx.harness.report import diff_reports, load_report, merge_reports, render_junit, render_markdown
 
-REPO = Path(__file__).resolve().parents[1]
 RUN = ["run", "--target", "nbx", "--target", "torch", "--op", "exp", "--op", "add", "--op", "gelu",
        "--dtype", "float32", "--dtype", "float16", "--profile", "ci", "--quiet"]
 VALUE_SUITES = ("bank", "exhaustive16", "sweep", "pairs")
-
-
-def nbx_cmd(*args, cwd: Path, pre: str = "pass", timeout=600) -> subprocess.CompletedProcess:
-    """`python -m nbx ARGS` in a subprocess; pre: Python run first in that process."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("NBX_BANK", None)
-    code = f"import sys; {pre}; from nbx.cli import main; sys.argv[0] = 'nbx'; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def ok(p: subprocess.CompletedProcess, code=0) -> subprocess.CompletedProcess:
-    assert p.returncode == code, f"exit {p.returncode} (wanted {code})\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
-    return p
 
 
 @pytest.fixture(scope="module")
