@@ -32,41 +32,6 @@ SCORE_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "got_ptr": "*
              "cap": "i32", **{k: "constexpr" for k in ("ORACLE", "EXACT_AT", "RESIDUAL", "N_IN", "E", "EXACT", "P", "EMIN", "EMAX",
                                                         "ZERO_SIGN", "CT", "BLOCK")}}
 
-def compiles(fn, arity=1):
-    src = triton.compiler.ASTSource(fn=ds._evaluate_kernel, signature=SIG,
-                                    constexprs={"ORACLE": fn, "N_IN": arity, "BLOCK": 1024})
-    try:
-        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
-        return True
-    except Exception as e:
-        print("  ", str(e).splitlines()[-1][:160])
-        return False
-
-PLAIN = 0.5
-
-@triton.jit
-def _reads_a_plain_global(x, p0, p1):
-    return x * PLAIN
-
-def score_compiles(d):
-    """The score kernel itself with the oracle and its EXACT_AT (float32 operands)."""
-    src = triton.compiler.ASTSource(fn=ds.score_kernel, signature=SCORE_SIG,
-                                    constexprs={"ORACLE": d.fn, "EXACT_AT": d.exact_at, "RESIDUAL": d.residual, "N_IN": d.arity,
-                                                "E": d.bound + 2.0 ** -52, "EXACT": d.k == 0, "P": 24, "EMIN": -126,
-                                                "EMAX": 127, "ZERO_SIGN": True, "CT": tl.float32, "BLOCK": 1024})
-    try:
-        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
-        return True
-    except Exception as e:
-        print("  ", str(e).splitlines()[-1][:160])
-        return False
-
-bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
-# the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary
-scored = [label for label, d in OD.DEVICE_ORACLES.items()
-          if d.exact_at is not None or d.residual is not None or d.arity == 3] + ["exp"]
-bad += [label + " (score)" for label in scored if not score_compiles(OD.DEVICE_ORACLES[label])]
-
 def kernel_compiles(fn, signature, constexprs):
     src = triton.compiler.ASTSource(fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}},
                                     constexprs=constexprs)
@@ -76,6 +41,28 @@ def kernel_compiles(fn, signature, constexprs):
     except Exception as e:
         print("  ", str(e).splitlines()[-1][:160])
         return False
+
+def compiles(fn, arity=1):
+    return kernel_compiles(ds._evaluate_kernel, SIG, {"ORACLE": fn, "N_IN": arity, "BLOCK": 1024})
+
+PLAIN = 0.5
+
+@triton.jit
+def _reads_a_plain_global(x, p0, p1):
+    return x * PLAIN
+
+def score_compiles(d):
+    """The score kernel itself with the oracle and its EXACT_AT and residual (float32 operands)."""
+    return kernel_compiles(ds.score_kernel, SCORE_SIG,
+                           {"ORACLE": d.fn, "EXACT_AT": d.exact_at, "RESIDUAL": d.residual, "N_IN": d.arity,
+                            "E": d.bound + 2.0 ** -52, "EXACT": d.k == 0, "P": 24, "EMIN": -126, "EMAX": 127,
+                            "ZERO_SIGN": True, "CT": tl.float32, "BLOCK": 1024})
+
+bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
+# the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary
+scored = [label for label, d in OD.DEVICE_ORACLES.items()
+          if d.exact_at is not None or d.residual is not None or d.arity == 3] + ["exp"]
+bad += [label + " (score)" for label in scored if not score_compiles(OD.DEVICE_ORACLES[label])]
 
 # the stratified tuple generator (uint64 hashing, specials from constexpr tables), binary and ternary,
 # and the gather and pack kernels of the device paths
