@@ -56,7 +56,7 @@ def score_compiles(d):
     return kernel_compiles(ds.score_kernel, SCORE_SIG,
                            {"ORACLE": d.fn, "EXACT_AT": d.exact_at, "RESIDUAL": d.residual, "N_IN": d.arity,
                             "E": d.bound + 2.0 ** -52, "EXACT": d.k == 0, "P": 24, "EMIN": -126, "EMAX": 127,
-                            "ZERO_SIGN": True, "CT": tl.float32, "BLOCK": 1024})
+                            "ZERO_SIGN": True, "CT": tl.float32, "BLOCK": 1024, "TILES": 64})
 
 bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
 # the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary

@@ -86,6 +86,35 @@ def test_sigmoid_misrounds_near_minus_6e_minus_6():
     assert m.worst and m.worst[0].inputs == ["0xb6c60000"]
 
 
+@pytest.mark.parametrize("block, tiles", [(1024, 5), (4096, 3)])
+def test_programs_of_several_tiles_give_the_figures_of_one_tile_each(monkeypatch, block, tiles):
+    # a score program loops over TILES tiles and stores once (as on CUDA); over 2^16 + 77 inputs of
+    # sigmoid around -6e-6 (one undecided; every 97th result planted one ulp up; a partial last tile
+    # and program), every figure equals the one-tile-per-program figures
+    import oracles.device as OD
+    from nbx.harness import device_score as DS
+    oracle = OD.DEVICE_ORACLES["sigmoid"]
+    lo, n = 0xb6c60000 - 40000, (1 << 16) + 77
+    x = DS.bit_patterns("float32", lo, n)
+    bits = nbx.sigmoid(x).numpy().view(np.uint32).copy()
+    bits[::97] += 1
+    got = nbx.from_numpy(bits.view(np.float32))
+
+    def run(b, k):
+        monkeypatch.setattr(DS, "BLOCK", b)
+        monkeypatch.setattr(DS, "TILES", k)
+        return DS.score(oracle, [x], got)
+
+    one, many = run(1 << 10, 1), run(block, tiles)
+    assert one.misrounded == len(range(0, n, 97)) and one.undecided == 1 and one.err_max > 1
+    for name in ("n", "decided", "misrounded", "specials", "undecided", "err_count", "argmax", "err_max"):
+        assert getattr(many, name) == getattr(one, name), name
+    assert math.isclose(many.err_sum, one.err_sum, rel_tol=1e-12)
+    assert many.hist.tolist() == one.hist.tolist()
+    assert many.failing_at.tolist() == one.failing_at.tolist()
+    assert many.undecided_at.tolist() == one.undecided_at.tolist()
+
+
 def test_ops_without_a_device_oracle_sweep_on_the_host():
     assert X.device_oracle(Target("add", {}, nbx.float64)) is None        # float64: mpmath decides
     assert X.device_oracle(Target("sin", {}, nbx.float64)) is None

@@ -33,6 +33,11 @@ N_BINS = tl.constexpr(len(HIST_EDGES) - 1)
 HIST_LO = tl.constexpr(tuple(HIST_EDGES[:-1]))
 HIST_HI = tl.constexpr(tuple(HIST_EDGES[1:]))
 BLOCK = 1024 if launch.backend.IS_CUDA else 1 << 16
+# tiles one score program scores before it stores its figures: 2^16 elements a program on CUDA,
+# so a chunk of 2^28 stores 4,096 rows (per tile, the rows' copy to the host and their sum took
+# 0.78 s of the 1.0 s that all 2^32 float32 inputs of one op took on the H200)
+TILES = 64 if launch.backend.IS_CUDA else 1
+HIST_PAD = tl.constexpr(triton.next_power_of_2(len(HIST_EDGES) - 1))
 
 
 @triton.jit
@@ -81,10 +86,12 @@ def _decide_by_residual(v, lo, exact, P: tl.constexpr, EMIN: tl.constexpr, EMAX:
 
 
 @triton.jit
-def _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index, cap,
+def _score_tile(v, exact, got, valid, base, index, n_index, cap,
                 E: tl.constexpr, EXACT: tl.constexpr, P: tl.constexpr,
-                EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
+                EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr):
+    """One tile's figures: counts (decided, misrounded, special, undecided, finite: int64 scalars),
+    the sum and the maximum of the ulp errors, the first position of that maximum, the histogram
+    over HIST_EDGES (int64[HIST_PAD]); undecided and failing elements are appended to `index`."""
     due = round_to(v, P, EMIN, EMAX)
     if EXACT:
         decided = valid
@@ -113,20 +120,14 @@ def _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index,
     both_finite = ~g_nan & ~g_inf & ~v_nan & (a < float("inf"))
     finite = decided & ~special
     err = tl.where(finite & both_finite, tl.abs(got - v) / ulp, 0.0)
-    tl.store(stats + pid * 6 + 0, tl.sum(decided.to(tl.int64)))
-    tl.store(stats + pid * 6 + 1, tl.sum(misrounded.to(tl.int64)))
-    tl.store(stats + pid * 6 + 2, tl.sum(special.to(tl.int64)))
-    tl.store(stats + pid * 6 + 3, tl.sum((valid & ~decided).to(tl.int64)))
-    tl.store(stats + pid * 6 + 4, tl.sum(finite.to(tl.int64)))
     best = tl.max(err)
     where = tl.min(tl.where(err == best, base, 2 ** 62))
-    tl.store(stats + pid * 6 + 5, where)
-    tl.store(fstats + pid * 2 + 0, tl.sum(err))
-    tl.store(fstats + pid * 2 + 1, best)
+    bins = tl.arange(0, HIST_PAD)
+    hist = tl.zeros([HIST_PAD], tl.int64)
     for b in tl.static_range(N_BINS):
         lo = HIST_LO[b]
         hi = HIST_HI[b]
-        tl.store(hist + pid * N_BINS + b, tl.sum((finite & (err >= lo) & (err < hi)).to(tl.int64)))
+        hist += tl.where(bins == b, tl.sum((finite & (err >= lo) & (err < hi)).to(tl.int64)), 0)
     # undecided and failing elements: 2 position + (1 if undecided), appended after one atomic add
     # per tile
     keep = valid & (~decided | misrounded | special)
@@ -135,6 +136,8 @@ def _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index,
         start = tl.atomic_add(n_index, k)
         slot = start + tl.cumsum(keep.to(tl.int32), axis=0) - 1
         tl.store(index + slot, base * 2 + (~decided).to(tl.int64), mask=keep & (slot < cap))
+    return (tl.sum(decided.to(tl.int64)), tl.sum(misrounded.to(tl.int64)), tl.sum(special.to(tl.int64)),
+            tl.sum((valid & ~decided).to(tl.int64)), tl.sum(finite.to(tl.int64)), tl.sum(err), best, where, hist)
 
 
 @triton.jit
@@ -144,14 +147,10 @@ def _param(p):
 
 
 @triton.jit
-def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n_index, cap,
-                 ORACLE: tl.constexpr, EXACT_AT: tl.constexpr, RESIDUAL: tl.constexpr, N_IN: tl.constexpr,
-                 E: tl.constexpr,
-                 EXACT: tl.constexpr, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr,
-                 ZERO_SIGN: tl.constexpr, CT: tl.constexpr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0).to(tl.int64)
-    base = pid * BLOCK + tl.arange(0, BLOCK)
-    valid = base < n
+def _oracle_at(a_ptr, b_ptr, c_ptr, got_ptr, base, valid, p0, p1, ORACLE: tl.constexpr,
+               EXACT_AT: tl.constexpr, RESIDUAL: tl.constexpr, N_IN: tl.constexpr, P: tl.constexpr,
+               EMIN: tl.constexpr, EMAX: tl.constexpr, CT: tl.constexpr):
+    """(v, exact, got) at positions base: the oracle's value, where it is known exact, the result."""
     a = load_as(tl.load(a_ptr + base, mask=valid, other=0), CT).to(tl.float64)
     got = load_as(tl.load(got_ptr + base, mask=valid, other=0), CT).to(tl.float64)
     exact = valid & False
@@ -176,8 +175,51 @@ def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, i
             exact = EXACT_AT(a, b, c, _param(p0), _param(p1))
         if RESIDUAL is not None:
             v, exact = _decide_by_residual(v, RESIDUAL(a, b, c, _param(p0), _param(p1)), exact, P, EMIN, EMAX)
-    _score_tile(v, exact, got, valid, base, stats, fstats, hist, index, n_index, cap, E, EXACT, P, EMIN, EMAX,
-                ZERO_SIGN, BLOCK)
+    return v, exact, got
+
+
+@triton.jit
+def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, index, n_index, cap,
+                 ORACLE: tl.constexpr, EXACT_AT: tl.constexpr, RESIDUAL: tl.constexpr, N_IN: tl.constexpr,
+                 E: tl.constexpr,
+                 EXACT: tl.constexpr, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr,
+                 ZERO_SIGN: tl.constexpr, CT: tl.constexpr, BLOCK: tl.constexpr, TILES: tl.constexpr):
+    """Program i scores tiles i*TILES .. (i+1)*TILES - 1 of BLOCK elements and stores its figures
+    once: stats[i] = (decided, misrounded, special, undecided, finite, where the maximum is),
+    fstats[i] = (sum, maximum) of the ulp errors, hist[i] the histogram."""
+    pid = tl.program_id(0).to(tl.int64)
+    zero = tl.sum(tl.zeros([BLOCK], tl.int64))
+    n_dec, n_mis, n_spec, n_und, n_fin = zero, zero, zero, zero, zero
+    e_sum = zero.to(tl.float64)
+    e_max = zero.to(tl.float64)
+    at = zero + 2 ** 62
+    h = tl.zeros([HIST_PAD], tl.int64)
+    for t in range(TILES):
+        base = (pid * TILES + t) * BLOCK + tl.arange(0, BLOCK)
+        valid = base < n
+        v, exact, got = _oracle_at(a_ptr, b_ptr, c_ptr, got_ptr, base, valid, p0, p1, ORACLE, EXACT_AT, RESIDUAL,
+                                   N_IN, P, EMIN, EMAX, CT)
+        d, m, s, u, f, es, best, where, th = _score_tile(v, exact, got, valid, base, index, n_index, cap, E, EXACT,
+                                                         P, EMIN, EMAX, ZERO_SIGN)
+        n_dec += d
+        n_mis += m
+        n_spec += s
+        n_und += u
+        n_fin += f
+        e_sum += es
+        # the first position of the program's maximum: a later tile takes over only when larger
+        at = tl.where(best > e_max, where, at)
+        e_max = tl.maximum(e_max, best)
+        h += th
+    tl.store(stats + pid * 6 + 0, n_dec)
+    tl.store(stats + pid * 6 + 1, n_mis)
+    tl.store(stats + pid * 6 + 2, n_spec)
+    tl.store(stats + pid * 6 + 3, n_und)
+    tl.store(stats + pid * 6 + 4, n_fin)
+    tl.store(stats + pid * 6 + 5, at)
+    tl.store(fstats + pid * 2 + 0, e_sum)
+    tl.store(fstats + pid * 2 + 1, e_max)
+    tl.store(hist + pid * HIST_PAD + tl.arange(0, HIST_PAD), h)
 
 
 @dataclass
@@ -223,31 +265,33 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
         raise ValueError(f"device_score.score: {oracle.name} takes {oracle.arity} operands, got {len(operands)}")
     p, emin, emax = FORMATS[name]
     n = got.numel()
-    tiles = max(1, triton.cdiv(n, BLOCK))
-    stats = empty((tiles, 6), dtype="int64")
-    fstats = empty((tiles, 2), dtype="float64")
-    hist = empty((tiles, N_BINS.value), dtype="int64")
+    programs = max(1, triton.cdiv(n, BLOCK * TILES))
+    stats = empty((programs, 6), dtype="int64")
+    fstats = empty((programs, 2), dtype="float64")
+    hist = empty((programs, HIST_PAD.value), dtype="int64")
     index = empty(max(1, cap), dtype="int64")
     counter = empty(1, dtype="int32")
     counter._storage.write(0, np.zeros(1, np.int32))
     p0, p1 = (int(np.float64(v).view(np.int64)) for v in (list(params) + [0.0, 0.0])[:2])
     with np.errstate(all="ignore"):
         # the interval's ends are rounded to float64 too: one more float64 ulp of room
-        score_kernel[(tiles,)](operands[0], operands[min(1, len(operands) - 1)], operands[-1], got, n, p0, p1, stats, fstats, hist, index, counter, cap,
-                               ORACLE=oracle.fn, EXACT_AT=oracle.exact_at,
-                               RESIDUAL=getattr(oracle, "residual", None), N_IN=len(operands),
-                               E=oracle.bound + 2.0 ** -52,
-                               EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
-                               CT=D.float32.tl, BLOCK=BLOCK, **oracle_options())
+        score_kernel[(programs,)](operands[0], operands[min(1, len(operands) - 1)], operands[-1], got, n, p0, p1,
+                                  stats, fstats, hist, index, counter, cap,
+                                  ORACLE=oracle.fn, EXACT_AT=oracle.exact_at,
+                                  RESIDUAL=getattr(oracle, "residual", None), N_IN=len(operands),
+                                  E=oracle.bound + 2.0 ** -52,
+                                  EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
+                                  CT=D.float32.tl, BLOCK=BLOCK, TILES=TILES, **oracle_options())
     s = stats.numpy()
     f = fstats.numpy()
     k = int(counter.numpy()[0])
-    listed = np.sort(index.numpy()[:min(k, cap)])
+    # only the listed positions come back, not the whole list's buffer
+    listed = np.sort(index.narrow(0, 0, min(k, cap)).numpy()) if k else np.zeros(0, np.int64)
     best = int(np.argmax(f[:, 1]))
     return DeviceScore(n=n, decided=int(s[:, 0].sum()), misrounded=int(s[:, 1].sum()), specials=int(s[:, 2].sum()),
                        undecided=int(s[:, 3].sum()), err_count=int(s[:, 4].sum()), err_sum=float(f[:, 0].sum()),
                        err_max=float(f[best, 1]), argmax=int(s[best, 5]) if f[best, 1] > 0 else -1,
-                       hist=hist.numpy().sum(axis=0), undecided_at=listed[listed % 2 == 1] // 2,
+                       hist=hist.numpy()[:, :N_BINS.value].sum(axis=0), undecided_at=listed[listed % 2 == 1] // 2,
                        failing_at=listed[listed % 2 == 0] // 2, index_overflow=max(0, k - cap))
 
 
