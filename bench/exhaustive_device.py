@@ -2,9 +2,11 @@
 the device: the op's results against its device oracle (oracles/device), undecided inputs decided
 by mpmath on the host (measure.score).
 
-Unary (--suite unary): per op, inputs covered, misrounded, special mismatches, max ulp, undecided
-inputs sent to mpmath, seconds. Inputs are the bit patterns LO..HI-1 of the dtype (default: all of
-them), made on the device in chunks.
+Unary (--suite unary): every unary target with a device oracle (exact-result ones too: casts,
+predicates), as the exhaustive profile runs it (exhaustive.sweep): inputs covered, misrounded, wrong
+(bool and integer results), special mismatches, max ulp, undecided inputs sent to mpmath and their
+fraction, seconds (after a first small range that compiles the kernels). Inputs are the bit
+patterns LO..HI-1 of the dtype (default: all of them), made on the device in chunks.
 Pairs (--suite pairs): every float32 binary and ternary target with a device oracle (split ops
 included), on tuples LO..HI-1 of its stratified sample (harness/exhaustive.sample, the exhaustive
 profile's pairs suite: default all 2^32 on CUDA, 2^20 elsewhere): tuples, misrounded, special
@@ -39,43 +41,23 @@ def _bits(text: str) -> tuple[int, int]:
     return int(lo, 0), int(hi, 0)
 
 
-def sweep(label: str, dtype: str, lo: int, hi: int, chunk: int, max_host: int) -> dict:
-    op, _, choice = label.partition(":")
-    params = dict(kv.split("=") for kv in choice.split(",")) if choice else {}
-    oracle = OD.DEVICE_ORACLES[label]
-    fn = nbx.FUNCTIONS[op]
+def sweep(t: Target, lo: int, hi: int, chunk: int) -> dict:
+    """One unary target over bit patterns lo .. hi - 1 (exhaustive.sweep, as the runner's exhaustive
+    profile runs it): the op, its device oracle and the scoring, undecided inputs decided by mpmath."""
+    acc = measure.Accumulator(t, "sweep", nbx.backend_id())
+    X.sweep(t, lo, lo + min(chunk, hi - lo, 1 << 16), measure.Accumulator(t, "sweep", nbx.backend_id()), chunk)
+    nbx.synchronize()                                         # the kernels compiled: not in the seconds
     t0 = time.perf_counter()
-    total = S.DeviceScore()
-    host_not_cr = host_special = 0
-    host_err_max = 0.0
-    host_failing = []
-    host_done = 0
-    for start in range(lo, hi, chunk):
-        n = min(chunk, hi - start)
-        x = S.bit_patterns(dtype, start, n)
-        got = fn(x, **params)
-        s = S.score_unary(oracle, x, got, [ORACLES[op].params.get(p, 0.0) for p in oracle.params],
-                          zero_sign=ORACLES[op].zero_sign_matters)
-        total.merge(s, offset=start)
-        # mpmath decides at most max_host undecided inputs per op; the rest are reported unverified
-        take = s.undecided_at[:max(0, max_host - host_done)]
-        host_done += len(take)
-        if len(take):
-            xs = S.take(x, take)
-            gs = S.take(got, take)
-            b = measure.score(Target(op, params, nbx.DTYPES[dtype]), [xs], gs)
-            host_not_cr += int((b.not_cr & ~b.special).sum())
-            host_special += int(b.special.sum())
-            host_failing += (take[b.not_cr | b.special] + start).tolist()
-            ok = ~b.special & np.isfinite(b.err)
-            if ok.any():
-                host_err_max = max(host_err_max, float(b.err[ok].max()))
-    worst = max(total.err_max, host_err_max)
-    return {"op": label, "dtype": dtype, "bits": [hex(lo), hex(hi)], "inputs": total.n,
-            "misrounded": total.misrounded + host_not_cr, "specials": total.specials + host_special,
-            "max_ulp": worst, "undecided_to_mpmath": host_done, "unverified": total.undecided - host_done + total.index_overflow,
-            "first_misrounded": [hex(int(v)) for v in sorted(total.failing_at.tolist() + host_failing)[:8]],
-            "seconds": round(time.perf_counter() - t0, 2)}
+    X.sweep(t, lo, hi, acc, chunk)
+    nbx.synchronize()
+    secs = time.perf_counter() - t0
+    m = acc.measurement(secs)
+    first = [w.inputs[0] for w in m.worst if w.got != w.expected][:8]
+    return {"op": t.label, "dtype": t.dtype.name, "bits": [hex(lo), hex(hi)], "inputs": m.cases,
+            "misrounded": m.not_correctly_rounded, "wrong": m.wrong, "specials": m.special_mismatches,
+            "max_ulp": m.max_ulp, "undecided_to_mpmath": m.undecided,
+            "undecided_fraction": m.undecided / max(1, hi - lo), "first_failing": first,
+            "seconds": round(secs, 3)}
 
 
 def pairs(t: Target, lo: int, hi: int, chunk: int, max_host: int, seed: int) -> dict:
@@ -116,8 +98,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="the run seed the pairs samples derive from")
     ap.add_argument("--chunk-log2", type=int, default=28 if CUDA else 20)
     ap.add_argument("--max-host", type=int, default=100_000,
-                    help="undecided inputs mpmath decides per op at most (unary: the rest unverified; "
-                         "pairs: the rest left out of the sample)")
+                    help="undecided tuples mpmath decides per pairs job at most (the rest left out of the sample)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     wanted = set(filter(None, a.ops.split(",")))
@@ -126,14 +107,19 @@ def main(argv=None) -> int:
     if a.suite in ("unary", "all"):
         lo, hi = a.bits or (0, 1 << (8 * nbx.DTYPES[a.dtype].itemsize))
         print(f"unary: {a.dtype} bits {lo:#x}:{hi:#x}")
-        labels = [k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 1 and (not wanted or k in wanted)]
-        for label in labels:
-            r = sweep(label, a.dtype, lo, hi, 1 << a.chunk_log2, a.max_host)
+        total = 0.0
+        for t in targets(dtypes=[a.dtype]):
+            if t.oracle_arity != 1 or X.device_oracle(t) is None or wanted and t.label not in wanted and \
+                    t.op not in wanted:
+                continue
+            r = sweep(t, lo, hi, 1 << a.chunk_log2)
             rows.append(r)
-            print(f"{label:24s} inputs {r['inputs']:>11,}  misrounded {r['misrounded']:>8,}  specials {r['specials']:>6,}  "
-                  f"max {r['max_ulp']:.4g} ulp  undecided->mpmath {r['undecided_to_mpmath']:>6,}  "
-                  f"unverified {r['unverified']:,}  "
-                  f"{' '.join(r['first_misrounded'])}  {r['seconds']} s", flush=True)
+            total += r["seconds"]
+            print(f"{t.label:24s} inputs {r['inputs']:>11,}  misrounded {r['misrounded']:>8,}  wrong {r['wrong']:>6,}  "
+                  f"specials {r['specials']:>6,}  max {r['max_ulp']:.4g} ulp  undecided->mpmath "
+                  f"{r['undecided_to_mpmath']:>6,} ({r['undecided_fraction']:.2e})  "
+                  f"{' '.join(r['first_failing'])}  {r['seconds']} s", flush=True)
+        print(f"unary: {total:.1f} s in all", flush=True)
     if a.suite in ("pairs", "all"):
         lo, hi = a.tuples or (0, 1 << 32 if CUDA else 1 << 20)
         chunk = 1 << a.chunk_log2

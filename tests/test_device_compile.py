@@ -51,18 +51,24 @@ PLAIN = 0.5
 def _reads_a_plain_global(x, p0, p1):
     return x * PLAIN
 
-def score_compiles(d):
-    """The score kernel itself with the oracle and its EXACT_AT and residual (float32 operands)."""
-    return kernel_compiles(ds.score_kernel, SCORE_SIG,
+def score_compiles(d, got="*fp32", result=0):
+    """The score kernel itself with the oracle and its EXACT_AT and residual (float32 operands); an
+    exact result (result 1: bool or integer, 2: float64) of the pointer type got."""
+    return kernel_compiles(ds.score_kernel, {**SCORE_SIG, "got_ptr": got},
                            {"ORACLE": d.fn, "EXACT_AT": d.exact_at, "RESIDUAL": d.residual, "N_IN": d.arity,
                             "E": d.bound + 2.0 ** -52, "EXACT": d.k == 0, "P": 24, "EMIN": -126, "EMAX": 127,
-                            "ZERO_SIGN": True, "CT": tl.float32, "BLOCK": 1024, "TILES": 64})
+                            "ZERO_SIGN": True, "CT": tl.float32, "RESULT": result, "BLOCK": 1024, "TILES": 64})
 
 bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
 # the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary
 scored = [label for label, d in OD.DEVICE_ORACLES.items()
           if d.exact_at is not None or d.residual is not None or d.arity == 3] + ["exp"]
 bad += [label + " (score)" for label in scored if not score_compiles(OD.DEVICE_ORACLES[label])]
+# exact results: bool, integer and float64 (oracles/device/exact.py)
+for label, got, result in [("isnan", "*i1", 1), ("to:dtype=int64", "*i64", 1), ("to:dtype=uint8", "*u8", 1),
+                           ("to:dtype=float64", "*fp64", 2), ("to:dtype=float16", "*fp16", 0), ("eq", "*i1", 1)]:
+    if not score_compiles(OD.DEVICE_ORACLES[label], got, result):
+        bad.append(f"{label} (score, result {result})")
 
 # the stratified tuple generator (uint64 hashing, specials from constexpr tables), binary and ternary,
 # and the gather and pack kernels of the device paths

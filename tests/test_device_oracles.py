@@ -27,30 +27,23 @@ from oracles.base import evaluate_mp
 from oracles.formats import FORMATS
 from oracles.rounding import round_float64_array_to
 
-BINARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 2))
-TERNARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 3))
+# The exact-result oracles (oracles/device/exact.py): bool, integer and cast results, checked
+# against the bank (test_exact_device_oracle_on_the_bank) rather than against a bound.
+EXACT = tuple(sorted(OD.exact.LABELS))
+BINARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 2 and k not in EXACT))
+TERNARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 3 and k not in EXACT))
 
 # Ops with a CPU oracle and no device oracle, and why none is needed or possible. Every other op
-# whose CPU oracle is not bool-valued has one (test_every_float_op_has_a_device_oracle).
-_BOOL = ("a bool result: exact by construction (a comparison or a class test of exact inputs), and "
-         "device_score decides float formats only; the host scores all of it exactly")
+# has one (test_every_float_op_has_a_device_oracle).
 _INT = "integer dtypes only: no float input, exact integer results checked on the host"
 NO_DEVICE_ORACLE = {
-    **{op: _BOOL for op in ("eq", "ne", "lt", "le", "gt", "ge", "isfinite", "isinf", "isnan", "signbit",
-                            "logical_and", "logical_or", "logical_xor", "logical_not")},
     **{op: _INT for op in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
                            "bitwise_right_shift")},
-    "to": "a cast: the result's dtype is not the operand's (device_score scores one dtype in and out); a "
-          "float-to-float cast is one rounding of the exact input, which the host checks exactly",
-    "bf16_to_fp16": "a cast from bfloat16 to float16: two dtypes, as `to`",
+    "bf16_to_fp16": "its operand is bfloat16 bit patterns in an int16 tensor (role bits): 65,536 inputs, all "
+                    "checked on the host (exhaustive16)",
     "where": "a bool condition operand (role mask): not a float operand of the dtype under test",
     "masked_fill": "a bool mask operand (role mask): not a float operand of the dtype under test",
-    "nan_to_num": "three parameters (a device oracle takes two) whose defaults for +-inf are the output "
-                  "format's largest finite value, which a float64 value cannot state for every format; "
-                  "the result is a selection of exact values, scored exactly on the host",
 }
-
-
 def _float_ops():
     return sorted(name for name, o in ORACLES.items() if o.kind != "bool" and name in nbx.OPS)
 
@@ -67,26 +60,25 @@ def _device_oracle_of(t: Target):
 
 
 def test_every_float_op_has_a_device_oracle():
-    have = {label.split(":")[0] for label in OD.DEVICE_ORACLES}
+    have = {label.split(":")[0].split("/")[0] for label in OD.DEVICE_ORACLES}
     missing = [op for op in _float_ops() if op not in have and op not in NO_DEVICE_ORACLE]
     assert not missing, f"ops with a float CPU oracle and no device oracle: {missing}"
     stale = [op for op in NO_DEVICE_ORACLE if op in have or op not in ORACLES]
     assert not stale, f"NO_DEVICE_ORACLE lists ops that have one or no longer exist: {stale}"
     # the reasons hold: bool ops are bool, integer ops take no float dtype, masks are masks
     for op, why in NO_DEVICE_ORACLE.items():
-        if why == _BOOL:
-            assert ORACLES[op].kind == "bool", op
-        elif why == _INT:
+        if why == _INT:
             assert not any(d.is_float for d in nbx.OPS[op].dtypes), op
     for label, d in OD.DEVICE_ORACLES.items():
-        op = label.split(":")[0]
+        op = label.split(":")[0].split("/")[0]
         assert op in nbx.OPS, label
-        assert d.arity == ORACLES[op].arity, label
+        # op/N: the op taken with N operands (clamp/1: clamp by scalar bounds)
+        assert d.arity == (int(label.split("/")[1]) if "/" in label else ORACLES[op].arity), label
         assert d.k >= 0 and d.why, label
         if d.k == 0:
             assert d.exact_at is None, label           # exact everywhere: EXACT_AT adds nothing
         for p in d.params:
-            assert p in ORACLES[op].params, (label, p)
+            assert p in ORACLES[op].params or d.args is not None, (label, p)
     # every measured variant of such an op on a format the device decides finds its device oracle
     # (the label's, or the op's taking the variant's parameters)
     unmatched = sorted({t.label for t in targets(dtypes=list(S.FORMATS))
@@ -136,7 +128,7 @@ PARAMS = {"elu": {"alpha": 0.5}, "celu": {"alpha": 2.0}, "leaky_relu": {"negativ
           "softplus": {"beta": 2.0, "threshold": 10.0}, "threshold": {"threshold": 0.5, "value": -2.0}}
 
 
-@pytest.mark.parametrize("label", sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 1))
+@pytest.mark.parametrize("label", sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 1 and k not in EXACT))
 def test_device_oracle_keeps_its_bound_against_mpmath(label):
     d = OD.DEVICE_ORACLES[label]
     op, _, choice = label.partition(":")
@@ -342,7 +334,37 @@ def _bank_targets(label):
             if _device_oracle_of(t) is OD.DEVICE_ORACLES[label] and t.out_dtype is t.dtype]
 
 
-@pytest.mark.parametrize("label", sorted(OD.DEVICE_ORACLES))
+@pytest.mark.parametrize("label", EXACT)
+def test_exact_device_oracle_on_the_bank(label):
+    """Every bank case of the label's targets (on formats the device decides) scored on the device
+    with the bank's expected result: all decided, none wrong, misrounded or special. The planted
+    counterpart: each result changed (a bool flipped, an integer or float moved by one unit of its
+    last place) is found wrong at every case where it changes the value."""
+    from nbx.harness import exhaustive as X
+    d = OD.DEVICE_ORACLES[label]
+    ts = [t for t in targets(dtypes=list(S.FORMATS)) if X.device_oracle(t) is d]
+    assert ts, f"{label}: no measured target on float16, bfloat16 or float32"
+    for t in ts:
+        bf = bank.load(t)
+        out = t.out_dtype
+        x = [nbx.from_numpy(np.ascontiguousarray(a)) for a in bf.inputs]
+        exp = bf.expected.astype(out.uint_np).view(out.np) if not out.is_bool else bf.expected.astype(bool)
+        s = S.score(d, x, nbx.from_numpy(exp), X._params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters)
+        assert s.decided == len(exp) and s.undecided == 0, t.label
+        assert s.misrounded == 0 and s.specials == 0, (t.label, t.dtype.name, s.failing_at[:5],
+                                                       [a[s.failing_at[:5]] for a in bf.inputs])
+        if out.is_bool:
+            bad = ~exp
+        else:
+            bad = (exp.view(out.uint_np) ^ out.uint_np.type(1)).view(out.np)
+        changed = np.ones(len(exp), bool)
+        if out.is_float:                             # a NaN moved by one unit is still a NaN
+            changed = ~(np.isnan(exp.astype(np.float64)) & np.isnan(bad.astype(np.float64)))
+        s = S.score(d, x, nbx.from_numpy(bad), X._params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters)
+        assert s.misrounded + s.specials == int(changed.sum()), (t.label, t.dtype.name)
+
+
+@pytest.mark.parametrize("label", sorted(k for k in OD.DEVICE_ORACLES if k not in EXACT))
 def test_device_oracle_on_the_bank(label):
     """On every bank case of the label's targets: the value keeps its bound against mpmath, and the
     device's decision is the bank's correctly rounded result (no misrounded, no special mismatch

@@ -78,6 +78,71 @@ def test_device_pairs_match_the_host(op, params, dtype):
         assert dev.undecided == 0                          # float16 sums are exact: their ties decided
 
 
+EXACT_UNARY = ["to:dtype=bool", "to:dtype=uint8", "to:dtype=int8", "to:dtype=int32", "to:dtype=int64",
+               "to:dtype=float16", "to:dtype=bfloat16", "to:dtype=float64", "nan_to_num", "clamp:max=2.5,min=-1.5",
+               "clamp:max=1,min=100", "clamp:min=-1.5", "isfinite", "isinf", "isnan", "signbit", "logical_not"]
+# float32 patterns: -0.0 and the negative subnormals, 127.5 .. 300 (int8's and uint8's saturation),
+# around 2^31 and 2^63 (int32's and int64's), the largest finite values, inf and the NaNs (both signs)
+EXACT_RANGES = [(0x80000000, 0x80000400), (0x42FF0000, 0x42FF0400), (0x4EFFFE00, 0x4F000200),
+                (0x5EFFFE00, 0x5F000200), (0x7F7FFE00, 0x7F800200), (0xFF7FFE00, 0xFF800200),
+                (0xBFC00000, 0xBFC00400)]
+
+
+def _target(label, dtype):
+    op, _, rest = label.partition(":")
+    params = {}
+    for kv in filter(None, rest.split(",")):
+        k, v = kv.split("=")
+        params[k] = v if k == "dtype" else float(v)
+    return Target(op, params, nbx.DTYPES[dtype])
+
+
+@pytest.mark.parametrize("label", EXACT_UNARY)
+def test_exact_results_decided_on_the_device_match_the_host(label):
+    # bool, integer and cast results, scored exactly on the device over ranges full of specials and
+    # saturation points: the same cases, wrong results, misrounded ones and special mismatches as
+    # the host finds
+    t = _target(label, "float32")
+    assert X.device_oracle(t) is not None, label
+    for lo, hi in EXACT_RANGES:
+        dev = runner.measure(t, "sweep", "ci", 0, nbx.backend_id(), (lo, hi))
+        host = _host(t, lo, hi)
+        assert not dev.error, dev.error
+        assert dev.cases == host.cases == hi - lo
+        assert (dev.wrong, dev.not_correctly_rounded, dev.special_mismatches) == \
+            (host.wrong, host.not_correctly_rounded, host.special_mismatches), (label, hex(lo))
+        assert dev.wrong == 0 and dev.not_correctly_rounded == 0, (label, hex(lo))
+
+
+@pytest.mark.parametrize("op", ["eq", "lt", "ge", "logical_xor", "logical_and"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_exact_pairs_decided_on_the_device_match_the_host(op, dtype):
+    # a = +inf (float16 0x7c00), then NaNs; for bfloat16 2^121 and up: every b against each
+    t = Target(op, {}, nbx.DTYPES[dtype])
+    assert X.device_oracle(t) is not None
+    lo, hi = 0x7C00_0000 - (1 << 15), 0x7C00_0000 + (1 << 17)
+    dev = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    assert not dev.error, dev.error
+    assert dev.cases == hi - lo and dev.wrong == 0
+
+
+def test_a_wrong_exact_result_is_counted_with_its_input():
+    # isnan planted wrong at one input: the device counts it as wrong and lists it
+    import oracles.device as OD
+    from nbx.harness import device_score as DS
+    x = DS.bit_patterns("float32", 0x7F7FFFF0, 64)               # finite, inf, NaNs
+    got = nbx.isnan(x).numpy().copy()
+    got[20] = ~got[20]
+    s = DS.score(OD.DEVICE_ORACLES["isnan"], [x], nbx.from_numpy(got))
+    assert s.exact and (s.decided, s.misrounded) == (64, 1) and s.failing_at.tolist() == [20]
+    y = nbx.to(x, dtype="int64")                                  # inf -> 2^63 - 1: saturated, right
+    assert DS.score(OD.DEVICE_ORACLES["to:dtype=int64"], [x], y, [-2.0 ** 63, 2.0 ** 63 - 1]).misrounded == 0
+    bad = y.numpy().copy()
+    bad[16] -= 1                                                  # 2^63 - 2 at +inf: float64 cannot tell it
+    s = DS.score(OD.DEVICE_ORACLES["to:dtype=int64"], [x], nbx.from_numpy(bad), [-2.0 ** 63, 2.0 ** 63 - 1])
+    assert s.misrounded == 1 and s.failing_at.tolist() == [16]
+
+
 def test_sigmoid_misrounds_near_minus_6e_minus_6():
     # the case a sampled nightly did not see: float32 sigmoid is not correctly rounded there
     t = Target("sigmoid", {}, nbx.float32)

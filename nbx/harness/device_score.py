@@ -86,6 +86,38 @@ def _decide_by_residual(v, lo, exact, P: tl.constexpr, EMIN: tl.constexpr, EMAX:
 
 
 @triton.jit
+def _append(keep, decided, base, index, n_index, cap):
+    """Undecided and failing elements (keep) as 2 position + (1 if undecided), appended to index
+    after one atomic add per tile."""
+    k = tl.sum(keep.to(tl.int32))
+    if k > 0:
+        start = tl.atomic_add(n_index, k)
+        slot = start + tl.cumsum(keep.to(tl.int32), axis=0) - 1
+        tl.store(index + slot, base * 2 + (~decided).to(tl.int64), mask=keep & (slot < cap))
+
+
+@triton.jit
+def _exact_tile(v, got, valid, base, index, n_index, cap, INT_RESULT: tl.constexpr, HIST_PAD: tl.constexpr):
+    """_score_tile's figures for an exact result that is no format of FORMATS: bool and integer
+    results (equal to v; an int64 result saturates at 2^63 - 1, which v states as 2^63) and float64
+    ones (the same value, the same zero sign, or both NaN). A result that differs counts as
+    misrounded (the host's `wrong`); there are no ulp figures."""
+    if INT_RESULT:
+        top = v >= 9223372036854775807.0
+        due = tl.where(top, 9223372036854775807, tl.where(top | (v != v), 0.0, v).to(tl.int64))
+        wrong = valid & (got.to(tl.int64) != due)
+    else:
+        g = got.to(tl.float64)
+        same = ((g == v) & ((g.to(tl.int64, bitcast=True) < 0) == (v.to(tl.int64, bitcast=True) < 0))) | \
+            ((g != g) & (v != v))
+        wrong = valid & ~same
+    _append(wrong, valid, base, index, n_index, cap)
+    zero = tl.sum(tl.zeros_like(base))
+    return (tl.sum(valid.to(tl.int64)), tl.sum(wrong.to(tl.int64)), zero, zero, zero, zero.to(tl.float64),
+            zero.to(tl.float64), zero + 2 ** 62, tl.zeros([HIST_PAD], tl.int64))
+
+
+@triton.jit
 def _score_tile(v, exact, got, valid, base, index, n_index, cap,
                 E: tl.constexpr, EXACT: tl.constexpr, P: tl.constexpr,
                 EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr):
@@ -128,14 +160,7 @@ def _score_tile(v, exact, got, valid, base, index, n_index, cap,
         lo = HIST_LO[b]
         hi = HIST_HI[b]
         hist += tl.where(bins == b, tl.sum((finite & (err >= lo) & (err < hi)).to(tl.int64)), 0)
-    # undecided and failing elements: 2 position + (1 if undecided), appended after one atomic add
-    # per tile
-    keep = valid & (~decided | misrounded | special)
-    k = tl.sum(keep.to(tl.int32))
-    if k > 0:
-        start = tl.atomic_add(n_index, k)
-        slot = start + tl.cumsum(keep.to(tl.int32), axis=0) - 1
-        tl.store(index + slot, base * 2 + (~decided).to(tl.int64), mask=keep & (slot < cap))
+    _append(valid & (~decided | misrounded | special), decided, base, index, n_index, cap)
     return (tl.sum(decided.to(tl.int64)), tl.sum(misrounded.to(tl.int64)), tl.sum(special.to(tl.int64)),
             tl.sum((valid & ~decided).to(tl.int64)), tl.sum(finite.to(tl.int64)), tl.sum(err), best, where, hist)
 
@@ -147,12 +172,11 @@ def _param(p):
 
 
 @triton.jit
-def _oracle_at(a_ptr, b_ptr, c_ptr, got_ptr, base, valid, p0, p1, ORACLE: tl.constexpr,
+def _oracle_at(a_ptr, b_ptr, c_ptr, base, valid, p0, p1, ORACLE: tl.constexpr,
                EXACT_AT: tl.constexpr, RESIDUAL: tl.constexpr, N_IN: tl.constexpr, P: tl.constexpr,
                EMIN: tl.constexpr, EMAX: tl.constexpr, CT: tl.constexpr):
-    """(v, exact, got) at positions base: the oracle's value, where it is known exact, the result."""
+    """(v, exact) at positions base: the oracle's value and where it is known exact."""
     a = load_as(tl.load(a_ptr + base, mask=valid, other=0), CT).to(tl.float64)
-    got = load_as(tl.load(got_ptr + base, mask=valid, other=0), CT).to(tl.float64)
     exact = valid & False
     if N_IN == 1:
         v = ORACLE(a, _param(p0), _param(p1))
@@ -175,7 +199,7 @@ def _oracle_at(a_ptr, b_ptr, c_ptr, got_ptr, base, valid, p0, p1, ORACLE: tl.con
             exact = EXACT_AT(a, b, c, _param(p0), _param(p1))
         if RESIDUAL is not None:
             v, exact = _decide_by_residual(v, RESIDUAL(a, b, c, _param(p0), _param(p1)), exact, P, EMIN, EMAX)
-    return v, exact, got
+    return v, exact
 
 
 @triton.jit
@@ -183,10 +207,12 @@ def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, i
                  ORACLE: tl.constexpr, EXACT_AT: tl.constexpr, RESIDUAL: tl.constexpr, N_IN: tl.constexpr,
                  E: tl.constexpr,
                  EXACT: tl.constexpr, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr,
-                 ZERO_SIGN: tl.constexpr, CT: tl.constexpr, BLOCK: tl.constexpr, TILES: tl.constexpr):
+                 ZERO_SIGN: tl.constexpr, CT: tl.constexpr, RESULT: tl.constexpr, BLOCK: tl.constexpr,
+                 TILES: tl.constexpr):
     """Program i scores tiles i*TILES .. (i+1)*TILES - 1 of BLOCK elements and stores its figures
     once: stats[i] = (decided, misrounded, special, undecided, finite, where the maximum is),
-    fstats[i] = (sum, maximum) of the ulp errors, hist[i] the histogram."""
+    fstats[i] = (sum, maximum) of the ulp errors, hist[i] the histogram. RESULT: 0 a result in the
+    format (P, EMIN, EMAX), loaded as CT; 1 an exact bool or integer result; 2 an exact float64 one."""
     pid = tl.program_id(0).to(tl.int64)
     zero = tl.sum(tl.zeros([BLOCK], tl.int64))
     n_dec, n_mis, n_spec, n_und, n_fin = zero, zero, zero, zero, zero
@@ -197,10 +223,15 @@ def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, i
     for t in range(TILES):
         base = (pid * TILES + t) * BLOCK + tl.arange(0, BLOCK)
         valid = base < n
-        v, exact, got = _oracle_at(a_ptr, b_ptr, c_ptr, got_ptr, base, valid, p0, p1, ORACLE, EXACT_AT, RESIDUAL,
-                                   N_IN, P, EMIN, EMAX, CT)
-        d, m, s, u, f, es, best, where, th = _score_tile(v, exact, got, valid, base, index, n_index, cap, E, EXACT,
-                                                         P, EMIN, EMAX, ZERO_SIGN)
+        v, exact = _oracle_at(a_ptr, b_ptr, c_ptr, base, valid, p0, p1, ORACLE, EXACT_AT, RESIDUAL,
+                              N_IN, P, EMIN, EMAX, CT)
+        raw = tl.load(got_ptr + base, mask=valid, other=0)
+        if RESULT == 0:
+            d, m, s, u, f, es, best, where, th = _score_tile(v, exact, load_as(raw, CT).to(tl.float64), valid, base,
+                                                             index, n_index, cap, E, EXACT, P, EMIN, EMAX, ZERO_SIGN)
+        else:
+            d, m, s, u, f, es, best, where, th = _exact_tile(v, raw, valid, base, index, n_index, cap, RESULT == 1,
+                                                             HIST_PAD)
         n_dec += d
         n_mis += m
         n_spec += s
@@ -238,6 +269,7 @@ class DeviceScore:
     undecided_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     failing_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # decided, misrounded or special
     index_overflow: int = 0                                                         # positions not listed
+    exact: bool = False             # a bool, integer or float64 result compared exactly: misrounded means wrong
 
     def merge(self, other: "DeviceScore", offset: int = 0) -> None:
         if other.err_max > self.err_max or self.argmax < 0:
@@ -253,17 +285,23 @@ class DeviceScore:
 def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,
           cap: int = 1 << 20) -> DeviceScore:
     """Score `got` = op(*operands) (one, two or three operands, contiguous, of one size and one dtype
-    of FORMATS) against a device oracle of that arity."""
-    name = got.dtype.name
-    if name not in FORMATS or any(x.dtype is not got.dtype for x in operands):
-        raise ValueError(f"device_score.score: {oracle.name}: operands and result must share a dtype of "
-                         f"{', '.join(FORMATS)}; got {[x.dtype.name for x in operands]} and {name}")
+    of FORMATS) against a device oracle of that arity. The result shares the operands' dtype, or,
+    for an exact oracle (k = 0), is any float format of FORMATS (rounded once from the oracle's
+    value), float64, bool or an integer dtype (compared exactly: DeviceScore.exact)."""
+    name, src = got.dtype.name, operands[0].dtype.name
+    exact_result = oracle.k == 0 and (got.dtype.name == "float64" or not got.dtype.is_float)
+    if src not in FORMATS or any(x.dtype is not operands[0].dtype for x in operands) or \
+            not (name == src or oracle.k == 0 and (name in FORMATS or exact_result)):
+        raise ValueError(f"device_score.score: {oracle.name}: operands must share a dtype of {', '.join(FORMATS)}, "
+                         f"and the result that dtype (any dtype for an exact oracle); got "
+                         f"{[x.dtype.name for x in operands]} and {name}")
     if not 1 <= len(operands) <= 3 or any(not x.is_contiguous() or x.numel() != got.numel() for x in operands) \
             or not got.is_contiguous():
         raise ValueError(f"device_score.score: {oracle.name}: one to three contiguous operands of the result's size")
     if len(operands) != oracle.arity:
         raise ValueError(f"device_score.score: {oracle.name} takes {oracle.arity} operands, got {len(operands)}")
-    p, emin, emax = FORMATS[name]
+    p, emin, emax = FORMATS.get(name, FORMATS["float32"])
+    result = 0 if not exact_result else 2 if got.dtype.is_float else 1
     n = got.numel()
     programs = max(1, triton.cdiv(n, BLOCK * TILES))
     stats = empty((programs, 6), dtype="int64")
@@ -281,7 +319,7 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
                                   RESIDUAL=getattr(oracle, "residual", None), N_IN=len(operands),
                                   E=oracle.bound + 2.0 ** -52,
                                   EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
-                                  CT=D.float32.tl, BLOCK=BLOCK, TILES=TILES, **oracle_options())
+                                  CT=D.float32.tl, RESULT=result, BLOCK=BLOCK, TILES=TILES, **oracle_options())
     s = stats.numpy()
     f = fstats.numpy()
     k = int(counter.numpy()[0])
@@ -292,7 +330,8 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
                        undecided=int(s[:, 3].sum()), err_count=int(s[:, 4].sum()), err_sum=float(f[:, 0].sum()),
                        err_max=float(f[best, 1]), argmax=int(s[best, 5]) if f[best, 1] > 0 else -1,
                        hist=hist.numpy()[:, :N_BINS.value].sum(axis=0), undecided_at=listed[listed % 2 == 1] // 2,
-                       failing_at=listed[listed % 2 == 0] // 2, index_overflow=max(0, k - cap))
+                       failing_at=listed[listed % 2 == 0] // 2, index_overflow=max(0, k - cap),
+                       exact=exact_result)
 
 
 def score_unary(oracle, x: Tensor, got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,

@@ -52,7 +52,11 @@ def device_oracle(t: Target):
         if t.dtype.itemsize == 2 and t.oracle_arity != 2:
             return None
     d = OD.DEVICE_ORACLES.get(t.label) or OD.DEVICE_ORACLES.get(t.op)
+    if d is not None and d.arity != t.oracle_arity:
+        d = OD.DEVICE_ORACLES.get(f"{t.op}/{t.oracle_arity}")        # clamp by scalars: clamp/1
     if d is None or d.arity != t.oracle_arity or d.name != t.label and not set(t.params) <= set(d.params):
+        return None
+    if d.args is not None and d.args(t) is None:
         return None
     return d
 
@@ -63,6 +67,9 @@ def sampled(t: Target) -> bool:
 
 
 def _params(t: Target, d) -> list:
+    """p0, p1 of t's device oracle: from the target (d.args), else the op's parameters by name."""
+    if d.args is not None:
+        return list(d.args(t))
     oracle = ORACLES[t.op]
     return [t.params.get(p, oracle.params.get(p, 0.0)) for p in d.params]
 

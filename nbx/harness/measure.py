@@ -305,9 +305,13 @@ class Accumulator:
 
     def add_device(self, s) -> None:
         """The figures of elements decided and scored on the device (device_score.DeviceScore):
-        counts, sums, maximum and histogram. Its 99.9th percentile comes from the histogram."""
+        counts, sums, maximum and histogram (an exact result's: cases and wrong ones). Its 99.9th
+        percentile comes from the histogram."""
         self.cases += s.decided
-        self.not_cr += s.misrounded
+        if s.exact:
+            self.wrong += s.misrounded
+        else:
+            self.not_cr += s.misrounded
         self.specials += s.specials
         self.err_sum += s.err_sum
         self.err_count += s.err_count

@@ -43,6 +43,9 @@ class DeviceOracle:
     exact_at: Any = None        # @triton.jit (operands, p0, p1) -> bool: where the value is exact
     residual: Any = None        # @triton.jit (operands, p0, p1) -> lo: the exact value is v + lo where
                                 # lo is not NaN (a double-double), so a tie of v is decided by lo's sign
+    args: Any = None            # (target) -> (p0, p1): parameters taken from the target (a cast's range,
+                                # the result format's largest value) instead of the op's by name; None
+                                # from it: the target's parameters are beyond this oracle
 
     @property
     def bound(self) -> float:
@@ -50,14 +53,14 @@ class DeviceOracle:
 
 
 def device(name: str, fn, k: float, params: tuple = (), why: str = "", arity: int = 1,
-           exact_at=None, residual=None) -> DeviceOracle:
+           exact_at=None, residual=None, args=None) -> DeviceOracle:
     if name in DEVICE_ORACLES:
         raise ValueError(f"device oracle {name!r} registered twice")
     if len(params) > 2:
         raise ValueError(f"device oracle {name!r}: at most 2 parameters, got {params}")
-    d = DeviceOracle(name, fn, float(k), tuple(params), why, arity, exact_at, residual)
+    d = DeviceOracle(name, fn, float(k), tuple(params), why, arity, exact_at, residual, args)
     DEVICE_ORACLES[name] = d
     return d
 
 
-from . import activations, arithmetic, binary_math, convert, division, ternary, unary  # noqa: E402,F401  (registration)
+from . import activations, arithmetic, binary_math, convert, division, exact, ternary, unary  # noqa: E402,F401  (registration)
