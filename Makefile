@@ -64,13 +64,17 @@ gpu-check:
 	$(GPU_RUN) bench/elementwise.py --reps 10 --json $(GPU_OUT)/bandwidth.json > $(GPU_OUT)/bandwidth.txt 2>&1; \
 	  rc=$$?; cat $(GPU_OUT)/bandwidth.txt; exit $$rc
 
-# The nightly profile on the GPU (gpu-nightly), or the exhaustive one (gpu-exhaustive: every float32
-# input of each unary op, every operand pair of each 16-bit binary op, 2^32 stratified tuples of each
-# float32 binary and ternary op, decided on the device; the rest at the nightly's sizes), as
-# GPU_JOBS shards in parallel (Triton's compilation is CPU-bound), each stopped after GPU_SHARD_S
-# seconds with what it measured written, then merged and gated.
+# The nightly profile on the GPU (gpu-nightly), or the exhaustive one (gpu-exhaustive, the GPU's
+# nightly: every float32 input of each unary op, every operand pair of each 16-bit binary op, 2^32
+# stratified tuples of each float32 binary and ternary op, decided on the device; the rest at the
+# nightly's sizes), as GPU_JOBS shards in parallel (Triton's compilation is CPU-bound), each
+# stopped after GPU_SHARD_S seconds with what it measured written, then merged and gated. The
+# peers in GPU_TARGETS (torch, where it imports) are measured on the same inputs, reported beside
+# nbx and not gated; GPU_SUITES (default: all) restricts the suites, e.g. to the value suites.
 GPU_SHARD_S ?= 470
 GPU_EXHAUSTIVE_S ?= 3600
+GPU_TARGETS ?= $(shell $(GPU_PY) -c "import torch" >/dev/null 2>&1 && echo torch)
+GPU_SUITES ?=
 gpu-nightly: GPU_PROFILE = nightly
 gpu-exhaustive: GPU_PROFILE = exhaustive
 gpu-exhaustive: GPU_SHARD_S = $(GPU_EXHAUSTIVE_S)
@@ -79,6 +83,7 @@ gpu-nightly gpu-exhaustive:
 	mkdir -p $(GPU_OUT)
 	for i in $$(seq 0 $$(($(GPU_JOBS) - 1))); do \
 	  timeout $(GPU_SHARD_S) env $(GPU_RUN) -m nbx run --profile $(GPU_PROFILE) --shard $$i/$(GPU_JOBS) \
+	    $(foreach t,$(GPU_TARGETS),--target $(t)) $(foreach s,$(GPU_SUITES),--suite $(s)) \
 	    --out $(GPU_OUT)/$(GPU_PROFILE)-shard$$i --quiet > $(GPU_OUT)/$(GPU_PROFILE)-shard$$i.log 2>&1 & \
 	done; wait
 	$(GPU_RUN) -m nbx report merge $(GPU_OUT)/$(GPU_PROFILE) $$(ls -d $(GPU_OUT)/$(GPU_PROFILE)-shard*/ | \

@@ -16,6 +16,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+import nbx
 from helpers import REPO, nbx_cmd, ok
 
 from nbx.harness import budgets as B
@@ -98,7 +100,9 @@ def test_both_targets_measured_on_the_same_cases(run_dir):
     for k, m in theirs.items():
         assert m.cases == own[k].cases > 0, k
         assert m.backend == own[k].backend
-        assert m.target_info == f"torch {torch.__version__} on cpu"
+        # torch's device is the backend's: CUDA on the GPU, the CPU under the interpreter
+        where = f"cuda:0 ({torch.cuda.get_device_name(0)})" if nbx.backend_info()["backend"] == "cuda" else "cpu"
+        assert m.target_info == f"torch {torch.__version__} on {where}"
     assert not any(m.error for m in own.values())
     exp = theirs[("exp", "float32", "sweep")]
     assert not exp.error and exp.max_ulp <= 2.0 and exp.special_mismatches == 0

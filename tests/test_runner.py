@@ -7,10 +7,28 @@ from nbx.harness.targets import Target
 
 
 def test_shards_partition_the_jobs():
-    every = [(j.target.label, j.target.dtype.name, j.suite) for j in runner.jobs(["exp", "add"])]
-    parts = [[(j.target.label, j.target.dtype.name, j.suite) for j in runner.jobs(["exp", "add"])[i::3]]
-             for i in range(3)]
+    js = runner.jobs(["exp", "add"])
+    every = [(j.target.label, j.target.dtype.name, j.suite) for j in js]
+    shard = runner.shard_of(js, "ci", 3)
+    parts = [[k for k, i in zip(every, shard) if i == s] for s in range(3)]
     assert sorted(sum(parts, [])) == sorted(every) and len(set(every)) == len(every)
+    assert shard == runner.shard_of(runner.jobs(["exp", "add"]), "ci", 3)      # every shard computes it alike
+
+
+def test_shards_share_the_costly_jobs():
+    # the exhaustive profile's 2^32-input jobs and its host-scored ones spread over the shards by
+    # estimated cost: no shard more than one costliest job above another (round-robin over
+    # (bank, sweep) pairs gave every other shard all the banks)
+    js = runner.jobs(None, ["float32", "float16", "int32"], ["bank", "sweep", "pairs"])
+    n = 16
+    shard = runner.shard_of(js, "exhaustive", n)
+    costs = [runner.job_cost(j, "exhaustive") for j in js]
+    top = max(costs)
+    heavy = [sum(1 for c, i in zip(costs, shard) if i == s and c == top) for s in range(n)]
+    assert max(heavy) - min(heavy) <= 1, heavy
+    load = [sum(c for c, i in zip(costs, shard) if i == s) for s in range(n)]
+    assert max(load) - min(load) <= top, load
+    assert sum(1 for j in js if runner.job_cost(j, "exhaustive") == 3.0) > 100      # float32 sweeps, 16-bit pairs
 
 
 def test_batches_are_deterministic_from_the_seed():

@@ -5,12 +5,11 @@ dtype, unary ops, unless the op's Verify.exhaustive16 asks for a sweep), `sweep`
 float32/float64 or integer samples, unary ops), `pairs` (sampled operand tuples, binary and ternary
 ops), and the structural suites of suites.py (`layout`, `intdiv`). Operands and case counts per
 profile: cases.py. Every job is a pure function of (target, suite, profile, seed): `--shard i/n`
-runs every n-th job, and `nbx report merge` joins the shards.
+runs the i-th of n shares of similar estimated cost (shard_of), and `nbx report merge` joins them.
 
 Peers (`--target torch`, harness/peers.py): the same targets' value suites run again with the peer
 library's op of the same name, on the same inputs, scored the same way; their measurements carry
-the peer's name in `target`. Their jobs follow nbx's, so nbx's jobs, and a shard's share of them,
-are those of a run without peers.
+the peer's name in `target`. Their jobs follow nbx's.
 """
 from __future__ import annotations
 
@@ -121,9 +120,10 @@ def _sample_range(t: Target, suite: str, profile: str, bits):
 
 def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=None):
     """One Measurement; an exception becomes the measurement's `error` (the gate fails it).
-    A unary float job over a whole range of bit patterns (exhaustive, or bits) is decided on the
-    device where the op has a device oracle (exhaustive.py), as is a float32 binary or ternary pairs
-    job in the exhaustive profile or with bits (a stratified sample, the tuples bits names)."""
+    A unary float job over a whole range of bit patterns (float32 exhaustive, 16-bit in the
+    exhaustive profile, or bits) is decided on the device where the op has a device oracle
+    (exhaustive.py), as is a float32 binary or ternary pairs job in the exhaustive profile or with
+    bits (a stratified sample, the tuples bits names)."""
     start = time.perf_counter()
     acc = Accumulator(t, suite, backend)
     error = ""
@@ -142,7 +142,8 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
                 print(f"nbx run: {t.label} {t.dtype.name} pairs: {left_out:,} undecided tuples beyond the "
                       f"host's {PROFILES[profile]['pairs32_host']:,} left out of the sample", file=sys.stderr)
         elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None
-                                                                      or t.oracle_arity == 2):
+                                                                      or t.oracle_arity == 2
+                                                                      or profile == "exhaustive"):
             X.sweep(t, span[0], span[1], acc)
         elif suite in VALUE_SUITES:
             for arrays in batches(t, suite, profile, seed, bits):
@@ -197,7 +198,7 @@ def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), 
             P.load(name)
     all_jobs = jobs(ops, dtypes, suites, tuple(target_names))
     i, n = shard
-    mine = all_jobs[i::n]
+    mine = [j for j, k in zip(all_jobs, shard_of(all_jobs, profile, n)) if k == i]
     bid = backend_id()
     bar = Progress(len(mine), f"nbx run {profile}") if progress else None
     out = []
@@ -213,6 +214,46 @@ def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), 
     if progress and out:
         tag = f" (shard {i}/{n})" if n > 1 else ""
         print(f"nbx run{tag}: {suite_times(out)}", file=sys.stderr, flush=True)
+    return out
+
+
+def job_cost(job: Job, profile: str) -> float:
+    """A rough estimate of a job's seconds (H200 and 16 cores, 2026-12-04), to share jobs evenly:
+    a range of 2^32 decided on the device ~3 s; host-scored cases ~15 us each (integers, whose
+    exact oracle is Python), ~2 us (16- and 32-bit floats), ~100 us (float64: mpmath for every
+    case); a bank ~0.2 s; a structural suite ~1 s."""
+    t, suite = job.target, job.suite
+    if suite == "bank":
+        return 0.2
+    if suite not in VALUE_SUITES:
+        return 1.0
+    if _sample_range(t, suite, profile, None) is not None:
+        return 3.0
+    span = _bit_range(t, suite, profile, None)
+    if span is not None and X.device_oracle(t) is not None and (
+            profile == "exhaustive" or t.dtype is D.float32 or t.oracle_arity == 2):
+        return 3.0 if span[1] - span[0] > 1 << 20 else 0.3
+    sizes = PROFILES[profile]
+    if suite == "exhaustive16":
+        return 65536 * 2e-6
+    if not t.dtype.is_float:
+        return sizes["int"] * 15e-6
+    if t.dtype is D.float64:
+        return sizes["sweep64" if suite == "sweep" else "pairs64"] * 1e-4
+    return min(sizes["sweep" if suite == "sweep" else "pairs"], 1 << 24) * 2e-6
+
+
+def shard_of(all_jobs: list[Job], profile: str, n: int) -> list[int]:
+    """The shard of each job: the costliest first, each to the shard with the least estimated time
+    so far (ties: the lowest index). A pure function of the job list, so every shard computes the
+    same split; round-robin gave one shard all the banks and its neighbour every exhaustive job."""
+    load = [0.0] * n
+    out = [0] * len(all_jobs)
+    costs = [job_cost(j, profile) for j in all_jobs]
+    for k in sorted(range(len(all_jobs)), key=lambda k: -costs[k]):
+        i = min(range(n), key=lambda i: load[i])
+        out[k] = i
+        load[i] += costs[k]
     return out
 
 
