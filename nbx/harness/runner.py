@@ -144,7 +144,11 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
         elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None
                                                                       or t.oracle_arity == 2
                                                                       or profile == "exhaustive"):
-            X.sweep(t, span[0], span[1], acc)
+            left_out = X.sweep(t, span[0], span[1], acc, max_host=PROFILES[profile].get("sweep_host"))
+            acc.left_out += left_out
+            if left_out:
+                print(f"nbx run: {t.label} {t.dtype.name} {suite}: {left_out:,} undecided inputs beyond the "
+                      f"host's {PROFILES[profile]['sweep_host']:,} left out", file=sys.stderr)
         elif suite in VALUE_SUITES:
             for arrays in batches(t, suite, profile, seed, bits):
                 got = t.run(arrays)
