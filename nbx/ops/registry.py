@@ -310,12 +310,9 @@ def run(spec: OpSpec, operands, params: dict, out=None, *, config: launch.Launch
         if e.op:
             raise
         raise e.for_op(spec.name, f"the result of shape {tuple(shape)} ({typing.out.name})") from None
-    if spec.select_order(params, typing.out) is not None or D.float64 in typing.compute:
-        # a documented order rounds every step, and so does every float64 body: no a*b + c contracted
-        # into an fma (CUDA; the interpreter's numpy never contracts). Contracted on the H200,
-        # sub(inf, max, alpha=3) gave inf where ATen's and the interpreter's inf - 3*max is NaN, and
-        # div(a, b, rounding_mode="floor") one ulp off the correctly rounded floor (2^14 float64
-        # pairs, 2026-12-04); float32 bodies keep contraction (their fast paths were verified with it)
+    if spec.select_order(params, typing.out) is not None:
+        # a documented order rounds every step: no a*b + c contracted into an fma (CUDA; the
+        # interpreter's numpy never contracts)
         config = dataclasses.replace(config, options=config.options + (("enable_fp_fusion", False),))
     faulted = launch.launch(body, target, tensors, ptensors, compute=typing.compute, op=spec.name, fault=fault,
                             fast=spec.select_fast32(params, typing), config=config)
