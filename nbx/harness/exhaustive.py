@@ -28,12 +28,17 @@ import oracles.device as OD
 from oracles import ORACLES
 
 from .. import backend
+from ..errors import DeviceOOMError
 from . import cases as C
 from . import device_score as DS
 from .measure import Accumulator, hexes, score
 from .targets import Target
 
-CHUNK = 1 << 28 if backend.IS_CUDA else 1 << 20
+# 2^26 elements a chunk on CUDA: 0.25-0.5 GiB an operand, so 16 shards with their results and a
+# peer library's cache fit the GPU together (at 2^28, 45 jobs of the H200's sharded exhaustive run
+# of 2026-12-04 found no memory); a chunk is ~3 ms of device work
+CHUNK = 1 << 26 if backend.IS_CUDA else 1 << 20
+MIN_CHUNK = 1 << 20
 LIST_CAP = 1 << 20      # undecided and failing positions one score launch lists (more: in parts)
 
 
@@ -88,13 +93,49 @@ def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> DS.DeviceScor
     return total
 
 
-def _score_chunk(t: Target, d, xs_dev, got, acc: Accumulator, where: str):
+def _score_chunk(t: Target, d, xs_dev, got, where: str):
     s = _score(t, d, xs_dev, got, LIST_CAP)
-    acc.add_device(s)
     if s.index_overflow:
         raise RuntimeError(f"{t.label} {t.dtype.name}: {s.index_overflow} undecided or failing inputs in "
                            f"{where} beyond the device's list; use a smaller chunk")
     return s
+
+
+def _is_oom(e: BaseException) -> bool:
+    """A device allocation that failed: nbx's DeviceOOMError or a peer library's (torch's
+    OutOfMemoryError, which its CUDA caching allocator raises)."""
+    return isinstance(e, DeviceOOMError) or type(e).__name__ == "OutOfMemoryError"
+
+
+def release(t: Target) -> None:
+    """Give cached device memory back (nbx's allocator, and the target's library's: a peer's), so
+    the processes that share the GPU in a sharded run find it free."""
+    if backend.IS_CUDA:
+        backend.active.empty_cache()
+    getattr(t, "release", lambda: None)()
+
+
+def _chunks(t: Target, lo: int, hi: int, chunk: int, on_device, consume) -> None:
+    """Chunks covering lo .. hi - 1: on_device(start, n) makes the inputs, runs the op and scores
+    them on the device; consume(start, n, result) takes its figures. Where the device's memory is
+    taken (other shards share the GPU), the caches are given back and the chunk halved, down to
+    MIN_CHUNK, before the error stands; on_device changes no figure, so a retried chunk counts once."""
+    start = lo
+    try:
+        while start < hi:
+            n = min(chunk, hi - start)
+            try:
+                r = on_device(start, n)
+            except Exception as e:  # noqa: BLE001 (only a device OOM is retried)
+                if not _is_oom(e) or chunk <= MIN_CHUNK:
+                    raise
+                release(t)
+                chunk = max(MIN_CHUNK, chunk // 2)
+                continue
+            consume(start, n, r)
+            start += n
+    finally:
+        release(t)
 
 
 def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None = None) -> np.ndarray:
@@ -126,16 +167,23 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK, max
     if d is None or t.oracle_arity > 2 or t.oracle_arity == 2 and t.dtype.itemsize != 2:
         raise ValueError(f"exhaustive.sweep: {t.label} {t.dtype.name} has no device oracle over bit patterns")
     left_out = 0
-    for start in range(lo, hi, chunk):
-        n = min(chunk, hi - start)
+
+    def on_device(start, n):
         xs_dev = [DS.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
             list(DS.pair_patterns(t.dtype.name, start, n))
         got = t.run_device(xs_dev)
-        s = _score_chunk(t, d, xs_dev, got, acc, f"[{start:#x}, {start + n:#x})")
+        return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"[{start:#x}, {start + n:#x})")
+
+    def consume(start, n, r):
+        nonlocal left_out
+        xs_dev, got, s = r
+        acc.add_device(s)
         quota = None if max_host is None else -(-max_host * n // (hi - lo))
         if quota is not None:
             left_out += max(0, len(s.undecided_at) - quota)
         _to_host(t, acc, got, s, lambda at: [DS.take(x, at) for x in xs_dev], quota)
+
+    _chunks(t, lo, hi, chunk, on_device, consume)
     return left_out
 
 
@@ -166,13 +214,18 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
     arity, key = t.oracle_arity, tuple_key(t, seed)
     index: dict = {}
     left_out = 0
-    for start in range(lo, hi, chunk):
-        n = min(chunk, hi - start)
+
+    def on_device(start, n):
         xs_dev = DS.stratified_tuples(arity, key, start, n)
         got = t.run_device(xs_dev)
-        s = _score_chunk(t, d, xs_dev, got, acc, f"tuples [{start:#x}, {start + n:#x})")
+        return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"tuples [{start:#x}, {start + n:#x})")
 
-        def operands_at(at, xs_dev=xs_dev, start=start):
+    def consume(start, n, r):
+        nonlocal left_out
+        xs_dev, got, s = r
+        acc.add_device(s)
+
+        def operands_at(at):
             arrays = DS.tuples_host(arity, key, start + np.asarray(at, np.int64))
             for k, (x, h) in enumerate(zip(xs_dev, arrays)):
                 dev = DS.take(x, at)
@@ -191,6 +244,8 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
             arrays = operands_at(back)
             for k, i in enumerate(back):
                 index[tuple(hexes(arrays, k))] = start + int(i)
+
+    _chunks(t, lo, hi, chunk, on_device, consume)
     # name each worst entry's tuple, so `exhaustive.tuples(t, seed, [i])` regenerates it
     acc.worst = [(k, q, dataclasses.replace(w, note=f"{w.note}; stratified tuple {index[tuple(w.inputs)]:#x} "
                                                   f"of seed {seed}".lstrip("; "))

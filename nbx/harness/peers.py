@@ -17,6 +17,8 @@ CPU tensors under the interpreter; operands and results cross by DLPack, with no
 """
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass
 
 
@@ -154,6 +156,13 @@ class PeerTarget(Target):
             raise TypeError(f"{self.peer} returns {got.dtype.name} for {self.label} on {self.dtype.name}; nbx "
                             f"returns {self.out_dtype.name} (the results are not comparable)")
         return got
+
+    def release(self) -> None:
+        """Give the peer's cached device memory back (exhaustive.release): torch's caching allocator
+        keeps freed blocks for its own process, away from the other shards sharing the GPU."""
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
 
 
 def peer_of(t: Target, peer: str) -> PeerTarget:
