@@ -295,3 +295,22 @@ def test_comparisons_are_ieee():
         o = ORACLES[name]
         for a, b in ((NAN, 1.0), (0.0, -0.0), (-INF, 2.0)):
             assert bool(_f64(o, (a, b), {})) == op(a, b) == evaluate_mp(o, (a, b), {})
+
+
+def test_lerp_float64_function_keeps_a_cancelling_sum():
+    # start + w (end - start) where w*end nearly cancels start: the float64 function must stay
+    # within a few float64 ulps of the exact value (ATen's form, with end - start rounded, gave
+    # 0.0156 for bfloat16 lerp(-7.97e13, 1.15e30, 6.9e-17) = 0.00553: 82.75 ulp off)
+    from fractions import Fraction
+
+    from oracles.ternary import lerp_f64
+    rng = np.random.default_rng(5)
+    e = (rng.standard_normal(2000) * 2.0 ** rng.integers(-60, 60, 2000)).astype(np.float32).astype(np.float64)
+    w = (rng.uniform(0, 1, 2000) * 2.0 ** -rng.integers(0, 40, 2000)).astype(np.float32).astype(np.float64)
+    s = (-(w * e) * (1 + rng.choice([0, 1, -1], 2000) * 2.0 ** -20)).astype(np.float32).astype(np.float64)
+    s[0], e[0], w[0] = -79714593013760.0, 1.1488083564568329e+30, 6.938893903907228e-17
+    got = lerp_f64(s, e, w)
+    for i in range(len(s)):
+        exact = Fraction(s[i]) + Fraction(w[i]) * (Fraction(e[i]) - Fraction(s[i]))
+        if exact:
+            assert abs(Fraction(got[i]) - exact) <= abs(exact) * Fraction(2) ** -50, (s[i], e[i], w[i], got[i])
