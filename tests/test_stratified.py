@@ -17,6 +17,8 @@ from nbx.harness.measure import Accumulator, score
 from nbx.harness.targets import Target
 from nbx.ops import FUNCTIONS
 
+from helpers import host_blind
+
 SP = np.array(DS.SPECIALS32, dtype=np.int64)
 
 
@@ -160,7 +162,18 @@ def test_device_sample_matches_the_host(op, params, tol):
     assert not dev.error, dev.error
     assert dev.cases == host.cases == hi - lo
     assert dev.decided_on_device + dev.undecided == hi - lo
-    assert (dev.not_correctly_rounded, dev.special_mismatches) == (host.not_correctly_rounded, host.special_mismatches)
+    # where mpmath takes swiglu's value for an exact tie (helpers.host_blind) the device decides by
+    # its residual: the counts differ by those tuples' decisions
+    arrays = X.tuples(t, 0, np.arange(lo, hi))
+    blind = host_blind(op, arrays, nbx.float32)
+    shift = 0
+    if blind.any():
+        xs = [a[blind] for a in arrays]
+        got = t.run(xs)
+        shift = DS.score(X.device_oracle(t), [nbx.from_numpy(x) for x in xs], nbx.from_numpy(got)).misrounded - \
+            int(score(t, xs, got).not_cr.sum())
+    assert (dev.not_correctly_rounded - shift, dev.special_mismatches) == \
+        (host.not_correctly_rounded, host.special_mismatches)
     assert math.isclose(dev.max_ulp, host.max_ulp, rel_tol=1e-6, abs_tol=tol or 1e-9)
     assert math.isclose(dev.mean_ulp, host.mean_ulp, rel_tol=1e-6, abs_tol=tol or 1e-9)
     # an error within the host value's reach of the 0.5 edge may fall on either side of it
@@ -238,7 +251,11 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
 
 
 def test_a_full_list_is_scored_in_parts_and_the_host_budget_leaves_tuples_out(monkeypatch):
-    t = Target("glu", {}, nbx.float32)                     # ~1% undecided (a subnormal times ~1/2)
+    import dataclasses
+    import oracles.device as OD
+    t = Target("glu", {}, nbx.float32)
+    # without its residual glu leaves ~1% undecided (a subnormal times ~1/2)
+    monkeypatch.setitem(OD.DEVICE_ORACLES, "glu", dataclasses.replace(OD.DEVICE_ORACLES["glu"], residual=None))
     lo, hi = DS.GRID + DS.NEAR, DS.GRID + DS.NEAR + (1 << 14)
     whole = Accumulator(t, "pairs", nbx.backend_id())
     assert X.sample(t, lo, hi, whole) == 0

@@ -29,6 +29,15 @@ def _rsub(a, b, alpha, p1):
 
 
 @triton.jit
+def two_sum(a, b):
+    """s + t = a + b exactly (Knuth), s = fl(a + b)."""
+    s = a + b
+    bb = s - a
+    t = (a - (s - bb)) + (b - bb)
+    return s, t
+
+
+@triton.jit
 def fma_residual(x, y, z):
     """lo with fma(x, y, z) + lo == x y + z exactly, where the product x y is exact in float64 (its
     fma error is 0) and the sum finite: TwoSum's error of p + z. NaN elsewhere (unknown)."""
