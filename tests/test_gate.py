@@ -289,8 +289,7 @@ def test_left_out_inputs_fail_a_declared_correct_rounding():
 def test_float32_budgets_agree_with_the_rounding_declarations(backend):
     # a target declared correctly rounded on float32 promises 0.5 ulp; one declared not correctly
     # rounded misrounds by 0.5 + a hair (NEAR_MIDPOINT: 2^-29 ulp; SUBNORMAL_TIES: the O(x^2) term),
-    # so a 0.5 budget would fail the first exhaustive run that finds one: 0.5001, and more only for
-    # a larger stated error
+    # so a 0.5 budget would fail the first exhaustive run that finds one: 0.6, the next tenth
     import json
 
     from nbx.harness.targets import targets
