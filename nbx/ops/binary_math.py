@@ -219,6 +219,6 @@ binary("pow", "P", NUMERIC, lambda p, t: _pow_float if t.compute[0].is_float els
        "|n| <= 4 is exact multiplication (float32 in float64); other float cases are libdevice pow (C pow: "
        "0**0 = NaN**0 = 1**NaN = 1). Integers: exact with wrap-around; a negative integer exponent is a "
        "ValueError.", operand_names=("input", "exponent"), fault=_negative_exponent, compose=_pow_compose,
-       verify=not_correctly_rounded("23 of the first 2^30 stratified float32 tuples on the H200 (2026-12-04): "
+       verify=not_correctly_rounded("107 of 2^32 stratified float32 tuples on the H200 (2026-12-04): "
                                     "libdevice's float64 pow, rounded to float32: " + NEAR_MIDPOINT,
                                     roles={1: EXPONENT}))
