@@ -12,6 +12,8 @@ included), on tuples LO..HI-1 of its stratified sample (harness/exhaustive.sampl
 profile's pairs suite: default all 2^32 on CUDA, 2^20 elsewhere): tuples, misrounded, special
 mismatches, max ulp, undecided tuples sent to mpmath and left out (beyond --max-host), the first
 failing tuples as indices of the sample, seconds; and the generator's own speed.
+--phases: the unary targets' device seconds by phase, no host scoring (the figure "kernel + oracle
++ scoring per op"; 0.19-0.24 s per 2^32 inputs alone on an H200, reports/h200/exhaustive-20261204.md).
 Usage: PYTHONPATH=$PWD python3 bench/exhaustive_device.py [--suite unary|pairs|all] [--ops sigmoid,gelu]
        [--dtype float32] [--bits LO:HI] [--tuples LO:HI] [--seed 0] [--chunk-log2 28] [--json FILE].
 On the CPU: --bits 0x3f000000:0x3f400000 --tuples 0:0x100000.
@@ -60,6 +62,34 @@ def sweep(t: Target, lo: int, hi: int, chunk: int) -> dict:
             "seconds": round(secs, 3)}
 
 
+def phases(t: Target, lo: int, hi: int, chunk: int) -> dict:
+    """Device seconds of one unary target over lo .. hi - 1, by phase (each synchronized): making the
+    bit patterns, the op, the device's scoring (decisions and figures, their copy to the host).
+    No host scoring: the issue's figure of kernel + oracle + scoring per op."""
+    d = X.device_oracle(t)
+    secs = {"inputs": 0.0, "op": 0.0, "score": 0.0}
+    listed = 0
+    for first in (True, False):                     # the first pass over a small range compiles
+        for start in range(lo, lo + min(chunk, hi - lo) if first else hi, chunk):
+            n = min(chunk, hi - start)
+            t0 = time.perf_counter()
+            x = S.bit_patterns(t.dtype.name, start, n)
+            nbx.synchronize()
+            t1 = time.perf_counter()
+            got = t.run_device([x])
+            nbx.synchronize()
+            t2 = time.perf_counter()
+            s = S.score(d, [x], got, X._params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters)
+            t3 = time.perf_counter()
+            if not first:
+                secs["inputs"] += t1 - t0
+                secs["op"] += t2 - t1
+                secs["score"] += t3 - t2
+                listed += s.undecided + s.misrounded + s.specials
+    return {"op": t.label, "dtype": t.dtype.name, "bits": [hex(lo), hex(hi)], "listed": listed,
+            **{k: round(v, 4) for k, v in secs.items()}, "seconds": round(sum(secs.values()), 4)}
+
+
 def pairs(t: Target, lo: int, hi: int, chunk: int, max_host: int, seed: int) -> dict:
     """One float32 binary or ternary target over tuples lo .. hi - 1 of its stratified sample."""
     acc = measure.Accumulator(t, "pairs", nbx.backend_id())
@@ -99,6 +129,8 @@ def main(argv=None) -> int:
     ap.add_argument("--chunk-log2", type=int, default=28 if CUDA else 20)
     ap.add_argument("--max-host", type=int, default=100_000,
                     help="undecided tuples mpmath decides per pairs job at most (the rest left out of the sample)")
+    ap.add_argument("--phases", action="store_true",
+                    help="unary: device seconds by phase (inputs, op, scoring), no host scoring")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     wanted = set(filter(None, a.ops.split(",")))
@@ -111,6 +143,13 @@ def main(argv=None) -> int:
         for t in targets(dtypes=[a.dtype]):
             if t.oracle_arity != 1 or X.device_oracle(t) is None or wanted and t.label not in wanted and \
                     t.op not in wanted:
+                continue
+            if a.phases:
+                r = phases(t, lo, hi, 1 << a.chunk_log2)
+                rows.append(r)
+                total += r["seconds"]
+                print(f"{t.label:24s} {r['seconds']:.3f} s: inputs {r['inputs']:.3f}  op {r['op']:.3f}  "
+                      f"score {r['score']:.3f}  (undecided or failing listed: {r['listed']:,})", flush=True)
                 continue
             r = sweep(t, lo, hi, 1 << a.chunk_log2)
             rows.append(r)
