@@ -29,10 +29,25 @@ def lerp_f64(start, end, weight):
     aten = np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
     h1, l1 = _two_sum(start, -(weight * start))
     h2, l2 = _two_sum(h1, weight * end)
-    t, _ = _two_sum(l1, l2)
-    exact = h2 + t
+    t, e = _two_sum(l1, l2)
     finite = np.isfinite(start) & np.isfinite(end) & np.isfinite(weight) & np.isfinite(h2)
-    return np.where(finite, exact, aten)
+    return np.where(finite, _round_to_odd(h2, t, e), aten)
+
+
+def _round_to_odd(h, t, e):
+    """h + t + e (e the rounding error of t, far below an ulp of the sum) rounded to odd in float64:
+    of the two neighbours of the exact sum, the one whose last bit is odd, or the sum where exact.
+    Rounded to any narrower format (float32 and below: 53 >= 24 + 2 bits) it rounds as the exact
+    sum does: a sum a
+    hair off a float32 midpoint (lerp(-2^127, -9.8e-25, -(1 - 2^-24)) = -(2^128 - 2^103) + 9.8e-25)
+    no longer lands on it (rounded to nearest, it did, and went to -inf instead of -max)."""
+    r, err = _two_sum(h, t)
+    off = err + e                                     # the rest beyond r: rounded, its sign is exact
+    bits = r.view(np.int64)
+    even = (bits & 1) == 0
+    toward = np.where((off > 0) == (r > 0), 1, -1)    # away from or toward zero, in bits
+    moved = (bits + toward).view(np.float64)
+    return np.where((off != 0) & even & np.isfinite(r) & (r != 0), moved, r)
 
 
 def addcdiv_mp(x, t1, t2, value=1):
