@@ -274,6 +274,12 @@ def test_a_misrounded_result_fails_where_the_op_declares_correct_rounding():
     assert decide([M("silu", max_ulp=0.5, not_correctly_rounded=3)], silu, ops=("silu",)) == []
     assert decide([M("exp", "float64", max_ulp=0.9, not_correctly_rounded=3)],
                   {"budgets": {"exp|float64": {"max_ulp": 1.0}}}, dtypes=("float64",)) == []
+    # mul declares float16 too (verify.CR16); exp's float16 results round twice and do not
+    mul16 = {"budgets": {"mul|float16": {"max_ulp": 0.5}, "exp|float16": {"max_ulp": 1.0}}}
+    fails = decide([M("mul", "float16", "pairs", max_ulp=0.5, not_correctly_rounded=1)], mul16, ops=("mul",),
+                   dtypes=("float16",), suites=("pairs",))
+    assert "the op declares float16 correctly rounded" in fails[0].reason
+    assert decide([M("exp", "float16", max_ulp=0.5, not_correctly_rounded=1)], mul16, dtypes=("float16",)) == []
 
 
 def test_left_out_inputs_fail_a_declared_correct_rounding():
@@ -295,6 +301,10 @@ def test_float32_budgets_agree_with_the_rounding_declarations(backend):
     from nbx.harness.targets import targets
     from helpers import REPO
     b = json.loads((REPO / "reports" / "budgets" / f"{backend}.json").read_text())["budgets"]
+    for t in targets(dtypes=["float16", "bfloat16"]):       # declared on 16-bit: mul, div, sqrt, ...
+        e = b.get(f"{t.label}|{t.dtype.name}", {}).get("max_ulp")
+        if t.dtype in t.verify.correctly_rounded and e is not None:
+            assert e <= 0.5, (t.label, t.dtype.name, e)
     for t in targets(dtypes=["float32"]):
         e = b.get(f"{t.label}|float32", {}).get("max_ulp")
         if e is None or not t.dtype.is_float:

@@ -6,7 +6,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32.divide import FLOOR_QUOTIENT, TRUNC_QUOTIENT
 from .registry import OpSpec, Param, register, rule_float, rule_promote
-from .verify import DIVISOR, BigCase, Variant, Verify, in_operand_dtype
+from .verify import CR16, DIVISOR, BigCase, Variant, Verify, in_operand_dtype
 
 NUMERIC = D.NUMERIC
 ALL = D.ALL
@@ -211,7 +211,8 @@ binary("sub", "P", NUMERIC, _with_alpha(_sub, _sub_alpha), "input - alpha * othe
 binary("rsub", "P", NUMERIC, _with_alpha(_rsub, _rsub_alpha), "other - alpha * input.",
        params=_ALPHA, check=_check_sub, kernel_params=_alpha_params,
        verify=Verify(variants=(in_operand_dtype(alpha=2),)))
-binary("mul", "P", ALL, _mul, "input * other.", verify=Verify(ci_rank8="binary, the plain two-operand kernel"))
+binary("mul", "P", ALL, _mul, "input * other.", verify=Verify(ci_rank8="binary, the plain two-operand kernel",
+                                                              correctly_rounded=CR16))
 
 
 def _div_rule(operands, params):
@@ -244,7 +245,7 @@ binary("div", _div_rule, ALL, _div_body,
        check=_check_div, fault=int_division_fault, fast32=_div_fast32,
        # the rounding modes refuse bool (_check_div)
        verify=Verify(variants=tuple(Variant({"rounding_mode": r}, NUMERIC) for r in ("trunc", "floor")),
-                     roles={1: DIVISOR}))
+                     roles={1: DIVISOR}, correctly_rounded=CR16))
 binary("floor_divide", "P", NUMERIC, _by_kind(_float_floor_divide, _int_floor_divide),
        "Floored division. Integers: exact at every magnitude; INT_MIN // -1 wraps to INT_MIN; a zero "
        "divisor raises ZeroDivisionError. Floats: Python's semantics from fmod (1.0 // 0.1 == 9.0); a "

@@ -7,7 +7,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32 import erf, log, rsqrt, trig
 from .registry import OpSpec, register
-from .verify import NEAR_MIDPOINT, BigCase, Verify, not_correctly_rounded
+from .verify import CR16, NEAR_MIDPOINT, BigCase, Verify, not_correctly_rounded
 
 NUMERIC = D.NUMERIC
 ALL = D.ALL
@@ -105,6 +105,8 @@ MISROUNDED_H200 = {"sin": 2, "cos": 6, "exp2": 2, "log": 5, "log10": 1, "log1p":
 def _verify(name: str) -> Verify:
     if name in MISROUNDED_H200:
         return not_correctly_rounded(f"{MISROUNDED_H200[name]} of 2^32 inputs on the H200: " + NEAR_MIDPOINT)
+    if name in ("sqrt", "reciprocal"):
+        return Verify(correctly_rounded=CR16)
     return _EXP_VERIFY if name == "exp" else Verify()
 # (name, exact body, float32 fast path)
 for _name, _body, _fast in [("exp", m.exp, None), ("exp2", m.exp2, None), ("log", m.log, log.LOG),
