@@ -21,7 +21,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..tensor import Tensor
 from .registry import OpSpec, Param, register, run
-from .verify import (NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify, in_operand_dtype,
+from .verify import (CR16, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify, in_operand_dtype,
                      not_correctly_rounded)
 
 ALL = D.ALL
@@ -211,7 +211,7 @@ GATED_SILU_ORDER = Order("gate * (sigmoid(gate) * up), each step rounded to floa
                          "as glu; the product is taken in this order so that silu(gate) never underflows "
                          "before the product with a large up")
 
-activation("relu", "S", NUMERIC, _relu, "max(x, 0); relu(-0.0) = +0.0; NaN stays NaN.")
+activation("relu", "S", NUMERIC, _relu, "max(x, 0); relu(-0.0) = +0.0; NaN stays NaN.", verify=Verify(correctly_rounded=CR16))
 activation("sigmoid", "F", ALL, _sigmoid, "1/(1+exp(-x)), two branches on exp(-|x|): no NaN at either end.",
            verify=not_correctly_rounded("near x = 0, 1/2 - x/4 is a float32 tie that the x^3/48 term moves "
                                         "below float64's precision (78 of 2^32 inputs on the H200, e.g. "

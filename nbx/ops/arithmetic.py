@@ -256,7 +256,8 @@ binary("floor_divide", "P", NUMERIC, _by_kind(_float_floor_divide, _int_floor_di
 binary("remainder", "P", NUMERIC, _by_kind(_float_remainder, _int_remainder),
        "Python's %: the sign of the divisor. Floats via fmod plus a sign fix (ATen); a zero result keeps the "
        "dividend's sign (-0.0 % 3.0 is -0.0). Integer zero divisor raises ZeroDivisionError.",
-       check=_check_no_bool, fault=int_division_fault, verify=Verify(roles={1: DIVISOR}, exact_float=True))
-binary("maximum", "P", ALL, m.maximum_nan, "Element-wise maximum; NaN propagates; -0.0 < +0.0.")
-binary("minimum", "P", ALL, m.minimum_nan, "Element-wise minimum; NaN propagates; -0.0 < +0.0.")
+       check=_check_no_bool, fault=int_division_fault,
+       verify=Verify(roles={1: DIVISOR}, exact_float=True, correctly_rounded=CR16))
+binary("maximum", "P", ALL, m.maximum_nan, "Element-wise maximum; NaN propagates; -0.0 < +0.0.", verify=Verify(correctly_rounded=CR16))
+binary("minimum", "P", ALL, m.minimum_nan, "Element-wise minimum; NaN propagates; -0.0 < +0.0.", verify=Verify(correctly_rounded=CR16))
 

@@ -9,7 +9,7 @@ from ..tensor import Tensor
 from .arithmetic import int_division_fault
 from .bitwise import plain_spec
 from .registry import OpSpec, register, run
-from .verify import DIVISOR, EXPONENT, NEAR_MIDPOINT, SUBNORMAL_TIES, Verify, not_correctly_rounded
+from .verify import CR16, DIVISOR, EXPONENT, NEAR_MIDPOINT, SUBNORMAL_TIES, Verify, not_correctly_rounded
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -85,13 +85,16 @@ def binary(name, rule, dtypes, body, doc, **kw):
 
 binary("fmod", "P", NUMERIC, lambda p, t: _fmod_float if t.compute[0].is_float else _fmod_int,
        "C fmod: the remainder with the sign of the dividend, exact. Integer division by zero raises "
-       "ZeroDivisionError; INT_MIN fmod -1 is 0.", fault=int_division_fault, verify=Verify(roles={1: DIVISOR}))
-binary("fmax", "P", ALL, _fmax, "Maximum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.")
-binary("fmin", "P", ALL, _fmin, "Minimum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.")
+       "ZeroDivisionError; INT_MIN fmod -1 is 0.", fault=int_division_fault,
+       verify=Verify(roles={1: DIVISOR}, correctly_rounded=CR16))
+binary("fmax", "P", ALL, _fmax, "Maximum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.",
+       verify=Verify(correctly_rounded=CR16))
+binary("fmin", "P", ALL, _fmin, "Minimum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.",
+       verify=Verify(correctly_rounded=CR16))
 binary("atan2", "F", ALL, _atan2, "atan2(input, other) with C's quadrant and signed-zero rules.",
        verify=not_correctly_rounded("atan2(y, x) ~ y/x in the float32 subnormals: " + SUBNORMAL_TIES))
 binary("hypot", "F", ALL, _hypot, "sqrt(input^2 + other^2) without overflow; an infinity wins over NaN (C).")
-binary("copysign", "F", ALL, _copysign, "|input| with the sign bit of other.")
+binary("copysign", "F", ALL, _copysign, "|input| with the sign bit of other.", verify=Verify(correctly_rounded=CR16))
 
 
 # ---------------------------------------------------------------- pow

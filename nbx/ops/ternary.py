@@ -16,7 +16,7 @@ from ..kernels import math as m
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 from .registry import OpSpec, Param, Typing, compute_dtype, register, run
-from .verify import MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
+from .verify import CR16, MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -74,7 +74,7 @@ register(OpSpec("clamp", 1, "P", NUMERIC, _clamp, family="ternary", compose=_cla
                                         in_operand_dtype(max=2.5)),
                               measure_default=False, param_operands=(("min", -math.inf), ("max", math.inf)))))
 register(OpSpec("clamp_min", 2, "P", NUMERIC, _clamp_min, family="ternary", operand_names=("input", "min"),
-                scalar_operands=(1,), doc="maximum(input, min); NaN propagates; -0.0 < +0.0."))
+                scalar_operands=(1,), doc="maximum(input, min); NaN propagates; -0.0 < +0.0.", verify=Verify(correctly_rounded=CR16)))
 
 
 # ---------------------------------------------------------------- where, masked_fill

@@ -93,8 +93,8 @@ def unary(name, rule, dtypes, body, doc, **kw):
 
 
 unary("neg", "S", NUMERIC, _neg, "-x. neg(0.0) = -0.0; integers wrap at INT_MIN as ATen does.",
-      verify=Verify(big=BigCase(D.int8, lambda a: -a)))
-unary("abs", "S", NUMERIC, _abs, "|x|. abs(-0.0) = +0.0; integers wrap at INT_MIN as ATen does.")
+      verify=Verify(big=BigCase(D.int8, lambda a: -a), correctly_rounded=CR16))
+unary("abs", "S", NUMERIC, _abs, "|x|. abs(-0.0) = +0.0; integers wrap at INT_MIN as ATen does.", verify=Verify(correctly_rounded=CR16))
 _EXP_VERIFY = Verify(ci_rank8="unary with a float result of integer and bool operands (rule F)")
 # float32 results misrounded among all 2^32 inputs on the H200 (exhaustive profile at 3d9e5d6): libdevice's
 # float64 function, rounded to float32, is wrong where the exact value lies within its error of a midpoint
@@ -117,7 +117,7 @@ for _name, _body, _fast in [("exp", m.exp, None), ("exp2", m.exp2, None), ("log"
           fast32=_fast, verify=_verify(_name))
 for _name, _body in [("floor", m.floor), ("ceil", m.ceil), ("trunc", m.trunc), ("round", m.rint)]:
     unary(_name, "S", NUMERIC, _float_or_identity(_body),
-          f"{_name}(x); identity on integers." + (" Half to even." if _name == "round" else ""))
+          f"{_name}(x); identity on integers." + (" Half to even." if _name == "round" else ""), verify=Verify(correctly_rounded=CR16))
 unary("isfinite", "B", ALL, _isfinite, "True where x is neither inf nor NaN; integers are finite.")
 unary("isinf", "B", ALL, _isinf, "True where x is +inf or -inf; never for integers.")
 unary("isnan", "B", ALL, _isnan, "True where x is NaN; never for integers.")
@@ -127,7 +127,9 @@ for _name, _body in [("expm1", m.expm1), ("log1p", m.log1p), ("log2", m.log2), (
                      ("cbrt", m.cbrt), ("erfc", m.erfc)]:
     unary(_name, "F", ALL, _body, f"{_name}(x), float math (rule F): integers and bool compute in float32.",
           verify=_verify(_name))
-unary("sign", "S", ALL, _sign, "-1, 0 or 1 with the input's dtype; sign(-0.0) = -0.0, sign(NaN) = NaN.")
+unary("sign", "S", ALL, _sign, "-1, 0 or 1 with the input's dtype; sign(-0.0) = -0.0, sign(NaN) = NaN.",
+      verify=Verify(correctly_rounded=CR16))
 unary("signbit", "B", ALL, _signbit, "True where the sign bit is set (signbit(-0.0) is True); integers: x < 0.")
-unary("square", "S", NUMERIC, _square, "x * x (integers wrap).")
-unary("frac", "S", NUMERIC, _frac, "x - trunc(x) with the sign of x; +0.0 for integral x; 0 for integer dtypes.")
+unary("square", "S", NUMERIC, _square, "x * x (integers wrap).", verify=Verify(correctly_rounded=CR16))
+unary("frac", "S", NUMERIC, _frac, "x - trunc(x) with the sign of x; +0.0 for integral x; 0 for integer dtypes.",
+      verify=Verify(correctly_rounded=CR16))

@@ -146,11 +146,11 @@ def check(spec: Any, oracle_arity: int) -> list[str]:
     return out
 
 
-# One IEEE operation (* / sqrt, 1/x) of float16 or bfloat16 operands computed in float32 and rounded
-# again on the store: float32's 24 bits are at least 2p + 2 of the narrow format, so the second
-# rounding gives the correctly rounded result (a double rounding there is innocuous). Every 16-bit
-# input and operand pair of mul, div (each rounding mode), sqrt and reciprocal: 0 misrounded on the
-# H200 (reports/h200/exhaustive-20261204.md, call G).
+# Declared correctly rounded on float16 and bfloat16 too: one IEEE operation (* / sqrt 1/x, x*x,
+# remainder's sum) of 16-bit operands computed in float32 and rounded again on the store (float32's
+# 24 bits are at least 2p + 2 of the narrow format, so the second rounding is innocuous), or an
+# exact result (selections, sign and rounding ops, fmod, frac). Every 16-bit input and operand pair
+# of each: 0 misrounded on the H200 (reports/h200/exhaustive-20261204.md, call G).
 CR16 = (D.float32, D.float16, D.bfloat16)
 
 
