@@ -115,6 +115,11 @@ def release(t: Target) -> None:
     getattr(t, "release", lambda: None)()
 
 
+def _quota(max_host: int | None, n: int, total: int) -> int | None:
+    """A chunk of n inputs' share of the host's max_host undecided inputs over a job of total."""
+    return None if max_host is None else -(-max_host * n // total)
+
+
 def _chunks(t: Target, lo: int, hi: int, chunk: int, on_device, consume) -> None:
     """Chunks covering lo .. hi - 1: on_device(start, n) makes the inputs, runs the op and scores
     them on the device; consume(start, n, result) takes its figures. Where the device's memory is
@@ -140,12 +145,13 @@ def _chunks(t: Target, lo: int, hi: int, chunk: int, on_device, consume) -> None
 
 def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None = None) -> np.ndarray:
     """Undecided elements scored on the host (at most `quota`, evenly spaced over the chunk's: the
-    others are left out of the figures), failing and worst ones rescored for the worst entries;
+    others are left out of the figures, counted in acc.left_out), failing and worst ones rescored for the worst entries;
     operands_at(positions) -> the operand arrays there. Returns the positions that came back."""
     und = s.undecided_at
     if quota is not None and len(und) > quota:
         und = und[np.unique(np.linspace(0, len(und) - 1, quota).astype(np.int64))] if quota else und[:0]
         acc.undecided -= len(s.undecided_at) - len(und)
+        acc.left_out += len(s.undecided_at) - len(und)
     if len(und):
         arrays, gs = operands_at(und), DS.take(got, und)
         acc.add(arrays, gs, score(t, arrays, gs))
@@ -166,7 +172,7 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK, max
     d = device_oracle(t)
     if d is None or t.oracle_arity > 2 or t.oracle_arity == 2 and t.dtype.itemsize != 2:
         raise ValueError(f"exhaustive.sweep: {t.label} {t.dtype.name} has no device oracle over bit patterns")
-    left_out = 0
+    before = acc.left_out
 
     def on_device(start, n):
         xs_dev = [DS.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
@@ -175,16 +181,12 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK, max
         return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"[{start:#x}, {start + n:#x})")
 
     def consume(start, n, r):
-        nonlocal left_out
         xs_dev, got, s = r
         acc.add_device(s)
-        quota = None if max_host is None else -(-max_host * n // (hi - lo))
-        if quota is not None:
-            left_out += max(0, len(s.undecided_at) - quota)
-        _to_host(t, acc, got, s, lambda at: [DS.take(x, at) for x in xs_dev], quota)
+        _to_host(t, acc, got, s, lambda at: [DS.take(x, at) for x in xs_dev], _quota(max_host, n, hi - lo))
 
     _chunks(t, lo, hi, chunk, on_device, consume)
-    return left_out
+    return acc.left_out - before
 
 
 def tuple_key(t: Target, seed: int) -> int:
@@ -213,7 +215,7 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
     d = device_oracle(t)
     arity, key = t.oracle_arity, tuple_key(t, seed)
     index: dict = {}
-    left_out = 0
+    before = acc.left_out
 
     def on_device(start, n):
         xs_dev = DS.stratified_tuples(arity, key, start, n)
@@ -221,7 +223,6 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
         return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"tuples [{start:#x}, {start + n:#x})")
 
     def consume(start, n, r):
-        nonlocal left_out
         xs_dev, got, s = r
         acc.add_device(s)
 
@@ -236,10 +237,7 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
                                        f"{int(h.view(np.uint32)[i]):#x} regenerated on the host")
             return arrays
 
-        quota = None if max_host is None else -(-max_host * n // (hi - lo))
-        if quota is not None:
-            left_out += max(0, len(s.undecided_at) - quota)
-        back = _to_host(t, acc, got, s, operands_at, quota)
+        back = _to_host(t, acc, got, s, operands_at, _quota(max_host, n, hi - lo))
         if len(back):
             arrays = operands_at(back)
             for k, i in enumerate(back):
@@ -250,7 +248,7 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
     acc.worst = [(k, q, dataclasses.replace(w, note=f"{w.note}; stratified tuple {index[tuple(w.inputs)]:#x} "
                                                   f"of seed {seed}".lstrip("; "))
                   if tuple(w.inputs) in index else w) for k, q, w in acc.worst]
-    return left_out
+    return acc.left_out - before
 
 
 def _push_worst(t: Target, acc: Accumulator, arrays, got) -> None:

@@ -118,6 +118,14 @@ def _sample_range(t: Target, suite: str, profile: str, bits):
     return (0, n) if n else None
 
 
+def _swept_on_device(t: Target, span, profile: str, bits) -> bool:
+    """Whether a job covering the range span of bit patterns (_bit_range) is decided on the device
+    (exhaustive.sweep): where t has a device oracle, for float32, a 16-bit pair, a --bits range, or
+    anything in the exhaustive profile; else the host scores it."""
+    return span is not None and X.device_oracle(t) is not None and (
+        t.dtype is D.float32 or t.oracle_arity == 2 or bits is not None or profile == "exhaustive")
+
+
 def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=None):
     """One Measurement; an exception becomes the measurement's `error` (the gate fails it).
     A unary float job over a whole range of bit patterns (float32 exhaustive, 16-bit in the
@@ -137,15 +145,11 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
             bank.measure_bank(t, acc)
         elif tuples is not None:
             left_out = X.sample(t, tuples[0], tuples[1], acc, seed, max_host=PROFILES[profile].get("pairs32_host"))
-            acc.left_out += left_out
             if left_out:
                 print(f"nbx run: {t.label} {t.dtype.name} pairs: {left_out:,} undecided tuples beyond the "
                       f"host's {PROFILES[profile]['pairs32_host']:,} left out of the sample", file=sys.stderr)
-        elif span is not None and X.device_oracle(t) is not None and (t.dtype is D.float32 or bits is not None
-                                                                      or t.oracle_arity == 2
-                                                                      or profile == "exhaustive"):
+        elif _swept_on_device(t, span, profile, bits):
             left_out = X.sweep(t, span[0], span[1], acc, max_host=PROFILES[profile].get("sweep_host"))
-            acc.left_out += left_out
             if left_out:
                 print(f"nbx run: {t.label} {t.dtype.name} {suite}: {left_out:,} undecided inputs beyond the "
                       f"host's {PROFILES[profile]['sweep_host']:,} left out", file=sys.stderr)
@@ -234,8 +238,7 @@ def job_cost(job: Job, profile: str) -> float:
     if _sample_range(t, suite, profile, None) is not None:
         return 3.0
     span = _bit_range(t, suite, profile, None)
-    if span is not None and X.device_oracle(t) is not None and (
-            profile == "exhaustive" or t.dtype is D.float32 or t.oracle_arity == 2):
+    if _swept_on_device(t, span, profile, None):
         return 3.0 if span[1] - span[0] > 1 << 20 else 0.3
     sizes = PROFILES[profile]
     if suite == "exhaustive16":
