@@ -66,13 +66,32 @@ def test_device_sweep_matches_the_host(op, params, dtype):
                                                ("glu", {}, "float16"), ("silu_and_mul", {}, "bfloat16")])
 def test_device_pairs_match_the_host(op, params, dtype):
     # 2^16 consecutive pair indices from 0x3c00_0000: a = 1.0 (float16) or 2^-7 (bfloat16), every b
-    t = Target(op, params, nbx.DTYPES[dtype])
+    dev = _pairs_on_both(Target(op, params, nbx.DTYPES[dtype]), 0x3C000000)
+    if op == "add" and dtype == "float16":
+        assert dev.undecided == 0                          # float16 sums are exact: their ties decided
+
+
+def test_the_overflow_edge_is_a_rounding_on_both_sides():
+    # a = -2^-10, every b: a - 3b computed in float32 lands on 65520, float16's overflow midpoint,
+    # for b = -21840 and its neighbours below (the exact value a hair under it): ties-to-even gives
+    # inf where 65504 is due. A misrounding at the overflow edge (ulp.overflow_edge), on both sides.
+    t = Target("sub", {"alpha": 3}, nbx.float16)
+    dev = _pairs_on_both(t, 0x94000000)
+    assert dev.special_mismatches == 0 and dev.not_correctly_rounded > 0
+    assert 0.5 < dev.max_ulp < 0.5001
+    one = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (0x9400F555, 0x9400F556))
+    assert (one.not_correctly_rounded, one.special_mismatches) == (1, 0)
+    assert (one.worst[0].got, one.worst[0].expected) == ("0x7c00", "0x7bff")     # inf for 65504
+
+
+def _pairs_on_both(t, lo):
+    """The device's and the host's figures over 2^16 pair indices from lo agree; the device's."""
+    d = t.dtype
     assert X.device_oracle(t) is not None
-    lo, hi = 0x3C000000, 0x3C000000 + (1 << 16)
+    hi = lo + (1 << 16)
     dev = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
     acc = Accumulator(t, "pairs", nbx.backend_id())
     idx = np.arange(lo, hi, dtype=np.uint64)
-    d = nbx.DTYPES[dtype]
     a, b = (idx >> 16).astype(d.uint_np).view(d.np), (idx & 0xFFFF).astype(d.uint_np).view(d.np)
     got = t.run([a, b])
     acc.add([a, b], got, score(t, [a, b], got))
@@ -82,8 +101,7 @@ def test_device_pairs_match_the_host(op, params, dtype):
     assert (dev.not_correctly_rounded, dev.special_mismatches) == (host.not_correctly_rounded, host.special_mismatches)
     assert math.isclose(dev.max_ulp, host.max_ulp, rel_tol=1e-6, abs_tol=1e-9)
     assert dev.hist["counts"] == host.hist["counts"]
-    if op == "add" and dtype == "float16":
-        assert dev.undecided == 0                          # float16 sums are exact: their ties decided
+    return dev
 
 
 EXACT_UNARY = ["to:dtype=bool", "to:dtype=uint8", "to:dtype=int8", "to:dtype=int32", "to:dtype=int64",

@@ -15,6 +15,7 @@ from nbx.harness.ulp import (
     int_wrong,
     ulp_error,
     ulp_error_exact,
+    overflow_edge,
     ulp_of,
     ulp_summary,
 )
@@ -107,8 +108,29 @@ def test_ulp_error_hand_cases():
     # 1 ulp above 1; half an ulp (of the truth's binade) below; a quarter; one subnormal quantum
     # from 0; half a quantum; 2 / 2^-23 across zero.
     assert ulp_error(got, want, F32).tolist() == [1.0, 0.5, 0.25, 1.0, 0.5, 2.0**24]
-    assert ulp_error(np.array([65504], np.float16), np.array([65520.0]), F16)[0] == inf  # inf due
+    # max against a truth that rounds to inf, below 2^16: a rounding error (overflow_edge)
+    assert ulp_error(np.array([65504], np.float16), np.array([65520.0]), F16)[0] == 0.5
     assert ulp_error(np.array([65504], np.float16), np.array([65519.0]), F16)[0] == 15 / 32
+    assert ulp_error(np.array([65504], np.float16), np.array([65536.0]), F16)[0] == inf  # beyond the edge
+
+
+def test_overflow_edge():
+    """inf and max are neighbours for a truth in [max, 2^(emax+1)): inf counts as 2^(emax+1) there,
+    either result is a rounding (misrounded or not), no special mismatch; outside, inf is special."""
+    got = np.array([inf, inf, 65504, -inf, inf, 65504, inf, -65504, 65504], np.float16)
+    want = np.array([65519.0, 65530.0, 65530.0, -65519.0, 65503.0, 65536.0, 65536.0, 65519.0, 65504.0])
+    assert ulp_error(got, want, F16).tolist() == [17 / 32, 6 / 32, 26 / 32, 17 / 32, inf, inf, 0.0, 131023 / 32, 0.0]
+    spec = classify_specials(got, want, F16)
+    assert spec["special"].tolist() == [False, False, False, False, True, True, False, False, False]
+    assert overflow_edge(got, want, F16).tolist() == [True, True, True, True, False, False, False, False, True]
+    # float32 and bfloat16 alike; float64 keeps every overflow special (its truth stops at max)
+    m32 = float(np.finfo(np.float32).max)
+    assert ulp_error(np.array([inf], np.float32), np.array([m32 + 2.0**103]), F32)[0] == 0.5
+    assert ulp_error(np.array([inf], ml_dtypes.bfloat16), np.array([2.0**128 - 2.0**119]), "bfloat16")[0] == 0.5
+    assert not overflow_edge(np.array([inf]), np.array([np.finfo(np.float64).max]), F64).any()
+    # exact rationals agree
+    ys = [mpmath.mpf(65519), mpmath.mpf(65530), mpmath.mpf(65503)]
+    assert ulp_error_exact(np.array([inf, 65504, inf], np.float16), ys, F16).tolist() == [17 / 32, 26 / 32, inf]
 
 
 @pytest.mark.parametrize("f", ALL, ids=ids)
@@ -187,12 +209,22 @@ def test_classify_specials_cases():
 
 def test_classify_specials_bfloat16_range():
     # The overflow threshold is max + half an ulp = 2^128 - 2^119 = 3.39617e38: 3.3962e38 is above
-    # it (inf due) and 3.3961e38 below (max finite due).
+    # it (inf due) and 3.3961e38 below (max finite due). Both lie below 2^128, where max and inf are
+    # neighbours: either result is a rounding (overflow_edge). From 2^128 on, max is an inf mismatch;
+    # below max, inf is.
     got = np.array([3.3895313892515355e38, inf], dtype=ml_dtypes.bfloat16)
-    c = classify_specials(got, np.array([3.3962e38, 3.3962e38]), BF16)
-    assert c["inf_mismatch"].tolist() == [True, False]
-    c = classify_specials(got, np.array([3.3961e38, 3.3961e38]), BF16)
-    assert c["inf_mismatch"].tolist() == [False, True]
+    for truth in (3.3962e38, 3.3961e38):
+        c = classify_specials(got, np.array([truth, truth]), BF16)
+        assert c["inf_mismatch"].tolist() == [False, False]
+        assert misrounded_pair(got, truth) == ([False, True] if truth < 3.39617e38 else [True, False])
+    c = classify_specials(got, np.array([2.0**128, 3.38e38]), BF16)
+    assert c["inf_mismatch"].tolist() == [True, True]
+
+
+def misrounded_pair(got, truth):
+    """Which of got is not the bfloat16 rounding of truth."""
+    due = np.array([truth], np.float64).astype(ml_dtypes.bfloat16)[0]
+    return [bool(g != due) for g in got]
 
 
 # ---------------------------------------------------------------------------------------- correctly_rounded

@@ -67,13 +67,22 @@ def _fma(a, b, c):
     in float64, the sum is rounded to odd, so the one rounding to float32 is correct (2 + 24 < 53
     bits). float64: Dekker's exact product p + e, then s + t = p + c (TwoSum) and s + RO(t + e):
     exact wherever the result is representable (fast32's two-fma reduction relies on that) and
-    correctly rounded but for double roundings in corner cases (operands near the overflow or
-    underflow thresholds, a sum cancelling to below ulp(t))."""
+    correctly rounded but for double roundings in corner cases (operands near the underflow
+    threshold, a sum cancelling to below ulp(t))."""
     if a.dtype == np.float32:
         p = a.astype(np.float64) * b.astype(np.float64)
         s, err = _two_sum(p, np.asarray(c).astype(np.float64))
         return _round_to_odd(s, err).astype(np.float32)
     a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    # Dekker's split multiplies by 2^27 + 1: from 2^996 on that overflows. Such an operand is taken
+    # at 2^-64 and c at the same scale as the product (a nonzero product is then >= 2^-79, so the
+    # scaled sum stays normal and rounds as the unscaled one; c loses bits only below 2^-1010).
+    with np.errstate(invalid="ignore"):
+        ka, kb = ((np.abs(v) > 2.0 ** 995) & (a != 0) & (b != 0) & np.isfinite(a * 0) & np.isfinite(b * 0)
+                  for v in (a, b))
+    if np.any(ka | kb):
+        k = 64 * ka.astype(np.int64) + 64 * kb.astype(np.int64)
+        return np.ldexp(_fma(np.ldexp(a, -64 * ka), np.ldexp(b, -64 * kb), np.ldexp(c, -k)), k)
     p = a * b
     split = lambda v: (lambda t: (t - (t - v), v - (t - (t - v))))(v * 134217729.0)
     (ah, al), (bh, bl) = split(a), split(b)
@@ -84,7 +93,16 @@ def _fma(a, b, c):
     # infinite operands or products, and exact zeros (a b = -c: p is exact and p + c carries IEEE's
     # sign of the zero sum), as the hardware gives them
     plain = ~(np.isfinite(p) & np.isfinite(e) & np.isfinite(c)) | (out == 0)
-    return np.where(plain, p + c, out)
+    out = np.where(plain, p + c, out)
+    # a finite product beyond float64's range: the hardware adds it exactly, so an infinite c stays
+    # c and a cancelling c brings the sum back in range. At 2^-2 the product is in range again;
+    # halving a and b is exact (|a b| >= 2^1024 needs |a|, |b| >= 1), quartering c loses bits only
+    # below 2^-1020, some 2000 binades under the sum's rounding.
+    big = np.isinf(p) & np.isfinite(a) & np.isfinite(b)
+    if np.any(big):
+        scaled = 4.0 * _fma(np.where(big, a * 0.5, 1.0), np.where(big, b * 0.5, 1.0), np.where(big, c * 0.25, 0.0))
+        out = np.where(big, np.where(np.isinf(c), c, scaled), out)
+    return out
 
 
 def _signbit(x):

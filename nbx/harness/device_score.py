@@ -86,14 +86,14 @@ def _decide_by_residual(v, lo, exact, P: tl.constexpr, EMIN: tl.constexpr, EMAX:
 
 
 @triton.jit
-def _append(keep, decided, base, index, n_index, cap):
-    """Undecided and failing elements (keep) as 2 position + (1 if undecided), appended to index
-    after one atomic add per tile."""
+def _append(keep, decided, special, base, index, n_index, cap):
+    """Undecided and failing elements (keep) as 4 position + (2 if a special mismatch) + (1 if
+    undecided), appended to index after one atomic add per tile."""
     k = tl.sum(keep.to(tl.int32))
     if k > 0:
         start = tl.atomic_add(n_index, k)
         slot = start + tl.cumsum(keep.to(tl.int32), axis=0) - 1
-        tl.store(index + slot, base * 2 + (~decided).to(tl.int64), mask=keep & (slot < cap))
+        tl.store(index + slot, base * 4 + special.to(tl.int64) * 2 + (~decided).to(tl.int64), mask=keep & (slot < cap))
 
 
 @triton.jit
@@ -111,7 +111,7 @@ def _exact_tile(v, got, valid, base, index, n_index, cap, INT_RESULT: tl.constex
         same = ((g == v) & ((g.to(tl.int64, bitcast=True) < 0) == (v.to(tl.int64, bitcast=True) < 0))) | \
             ((g != g) & (v != v))
         wrong = valid & ~same
-    _append(wrong, valid, base, index, n_index, cap)
+    _append(wrong, valid, valid & False, base, index, n_index, cap)
     zero = tl.sum(tl.zeros_like(base))
     return (tl.sum(valid.to(tl.int64)), tl.sum(wrong.to(tl.int64)), zero, zero, zero, zero.to(tl.float64),
             zero.to(tl.float64), zero + 2 ** 62, tl.zeros([HIST_PAD], tl.int64))
@@ -137,7 +137,18 @@ def _score_tile(v, exact, got, valid, base, index, n_index, cap,
     nan_mismatch = g_nan != v_nan
     inf_due = tl.abs(due) == float("inf")
     g_inf = tl.abs(got) == float("inf")
-    inf_mismatch = ~g_nan & ~v_nan & ((inf_due & (got != due)) | (~inf_due & g_inf))
+    a = tl.abs(v)
+    if EMAX < 1023:
+        # ulp.overflow_edge: for v in [max, 2^(EMAX+1)) inf and max are the two neighbours IEEE rounds
+        # to; either is a rounding, measured with inf as 2^(EMAX+1)
+        top = 2.0 ** (EMAX + 1)
+        maxf = top - 2.0 ** (EMAX + 1 - P)
+        edge = (a >= maxf) & (a < top) & ((got < 0) == (v < 0)) & (g_inf | (tl.abs(got) == maxf))
+        gv = tl.where(edge & g_inf, tl.where(got < 0, -top, top), got)
+    else:
+        edge = a != a
+        gv = got
+    inf_mismatch = ~g_nan & ~v_nan & ((inf_due & (got != due)) | (~inf_due & g_inf)) & ~edge
     special = nan_mismatch | inf_mismatch
     if ZERO_SIGN:
         gs = got.to(tl.int64, bitcast=True) < 0
@@ -145,13 +156,12 @@ def _score_tile(v, exact, got, valid, base, index, n_index, cap,
         special = special | ((got == 0) & (due == 0) & (gs != ds))
     special = special & decided
     misrounded = decided & ~special & (got != due) & ~(g_nan & v_nan)
-    a = tl.abs(v)
     ulp = _pow2(_exponent(a, EMIN, EMAX) - (P - 1))
     # as ulp.ulp_error: 0 where both are NaN or got is the infinity due; every decided element
     # without a special mismatch counts in the figures
-    both_finite = ~g_nan & ~g_inf & ~v_nan & (a < float("inf"))
+    both_finite = ~g_nan & (tl.abs(gv) < float("inf")) & ~v_nan & (a < float("inf"))
     finite = decided & ~special
-    err = tl.where(finite & both_finite, tl.abs(got - v) / ulp, 0.0)
+    err = tl.where(finite & both_finite, tl.abs(gv - v) / ulp, 0.0)
     best = tl.max(err)
     where = tl.min(tl.where(err == best, base, 2 ** 62))
     bins = tl.arange(0, HIST_PAD)
@@ -160,7 +170,7 @@ def _score_tile(v, exact, got, valid, base, index, n_index, cap,
         lo = HIST_LO[b]
         hi = HIST_HI[b]
         hist += tl.where(bins == b, tl.sum((finite & (err >= lo) & (err < hi)).to(tl.int64)), 0)
-    _append(valid & (~decided | misrounded | special), decided, base, index, n_index, cap)
+    _append(valid & (~decided | misrounded | special), decided, special, base, index, n_index, cap)
     return (tl.sum(decided.to(tl.int64)), tl.sum(misrounded.to(tl.int64)), tl.sum(special.to(tl.int64)),
             tl.sum((valid & ~decided).to(tl.int64)), tl.sum(finite.to(tl.int64)), tl.sum(err), best, where, hist)
 
@@ -268,6 +278,7 @@ class DeviceScore:
     hist: np.ndarray = field(default_factory=lambda: np.zeros(N_BINS.value, np.int64))
     undecided_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     failing_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # decided, misrounded or special
+    special_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # the special mismatches of those
     index_overflow: int = 0                                                         # positions not listed
     exact: bool = False             # a bool, integer or float64 result compared exactly: misrounded means wrong
 
@@ -280,6 +291,7 @@ class DeviceScore:
         self.hist = self.hist + other.hist
         self.undecided_at = np.concatenate([self.undecided_at, other.undecided_at + offset])
         self.failing_at = np.concatenate([self.failing_at, other.failing_at + offset])
+        self.special_at = np.concatenate([self.special_at, other.special_at + offset])
 
 
 def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,
@@ -329,8 +341,9 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
     return DeviceScore(n=n, decided=int(s[:, 0].sum()), misrounded=int(s[:, 1].sum()), specials=int(s[:, 2].sum()),
                        undecided=int(s[:, 3].sum()), err_count=int(s[:, 4].sum()), err_sum=float(f[:, 0].sum()),
                        err_max=float(f[best, 1]), argmax=int(s[best, 5]) if f[best, 1] > 0 else -1,
-                       hist=hist.numpy()[:, :N_BINS.value].sum(axis=0), undecided_at=listed[listed % 2 == 1] // 2,
-                       failing_at=listed[listed % 2 == 0] // 2, index_overflow=max(0, k - cap),
+                       hist=hist.numpy()[:, :N_BINS.value].sum(axis=0), undecided_at=listed[listed % 2 == 1] // 4,
+                       failing_at=listed[listed % 2 == 0] // 4, special_at=listed[listed % 4 == 2] // 4,
+                       index_overflow=max(0, k - cap),
                        exact=exact_result)
 
 

@@ -155,7 +155,8 @@ def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None
     if len(und):
         arrays, gs = operands_at(und), DS.take(got, und)
         acc.add(arrays, gs, score(t, arrays, gs))
-    show = s.failing_at[:8]
+    # the first special mismatches, then the first misrounded results, and the largest error
+    show = np.union1d(s.special_at[:8], s.failing_at[:8])
     if s.argmax >= 0:
         show = np.union1d(show, [s.argmax])
     if len(show):

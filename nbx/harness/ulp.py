@@ -10,23 +10,27 @@ as a double-double (hi, lo) pair, or use ulp_error_exact with mpmath values for 
 a decision.
 
 Special values are kept out of the ulp figures: classify_specials counts them, ulp_error gives them
-err = inf, and ulp_summary leaves non-finite errors out.
+err = inf, and ulp_summary leaves non-finite errors out. At the overflow threshold inf is a number:
+for a truth in [max, 2^(emax+1)) of a format narrower than float64, a result of inf or max is a
+rounding to one of the two neighbours (overflow_edge), measured with inf taken as 2^(emax+1).
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 
-from oracles.formats import FORMATS, FloatFormat, from_bits, get_format, min_normal, min_subnormal
+from oracles.formats import FORMATS, FloatFormat, from_bits, get_format, max_finite, min_normal, min_subnormal
 from oracles.rounding import round_float64_array_to, round_mpf
 
 __all__ = [
     "ulp_of",
     "ulp_error",
     "ulp_error_exact",
+    "overflow_edge",
     "classify_specials",
     "correctly_rounded",
     "ulp_summary",
@@ -88,13 +92,39 @@ def _truth(expected, f: FloatFormat):
     return hi, np.zeros_like(hi), round_float64_array_to(f, hi).astype(np.float64)
 
 
+def overflow_edge(got, truth, fmt: FloatFormat | str) -> np.ndarray:
+    """Per element: the truth (float64, finite) lies in [max, 2^(emax+1)) in magnitude and got is
+    max or inf of its sign. IEEE rounds such a value to one of those two neighbours (inf from max +
+    half an ulp on, as if inf were 2^(emax+1)), so either result is a rounding, right or wrong, and
+    its error is measured with inf taken as 2^(emax+1): at most one ulp, never a special mismatch.
+    All False for float64, whose truth is not held beyond float64's range."""
+    f = get_format(fmt)
+    g = _as_float64(got, "got")
+    y = _as_float64(truth, "truth")
+    g, y = np.broadcast_arrays(g, y)
+    if f.name == "float64":
+        return np.zeros(g.shape, dtype=bool)
+    top, maxf = math.ldexp(1.0, f.emax + 1), max_finite(f)
+    a = np.abs(y)
+    return (a >= maxf) & (a < top) & (np.signbit(g) == np.signbit(y)) & ((np.abs(g) == maxf) | np.isinf(g))
+
+
+def _edge_value(g: np.ndarray, edge: np.ndarray, f: FloatFormat) -> np.ndarray:
+    """g with each inf at an overflow edge replaced by +-2^(emax+1)."""
+    if f.name == "float64":
+        return g
+    return np.where(edge & np.isinf(g), np.copysign(math.ldexp(1.0, f.emax + 1), g), g)
+
+
 def classify_specials(got, expected, fmt: FloatFormat | str, *, zero_sign_matters: bool = True) -> dict:
     """Boolean arrays of special-value mismatches between got (values of fmt, or float64) and
     the truth expected (float64, or a (hi, lo) pair for float64).
 
     - nan_mismatch: exactly one of got and expected is NaN.
     - inf_mismatch: the truth rounds to an infinity in fmt (it may be a finite float64 beyond fmt's
-      range) and got is not that infinity, or got is infinite where a finite value was due.
+      range) and got is not that infinity, or got is infinite where a finite value was due; but
+      not at an overflow edge (overflow_edge: inf or max for a truth in [max, 2^(emax+1)), a
+      rounding error of at most one ulp).
     - zero_sign_mismatch: got and the rounded truth are both zero with different signs (all False
       unless zero_sign_matters).
     - special: any of the above.
@@ -107,7 +137,8 @@ def classify_specials(got, expected, fmt: FloatFormat | str, *, zero_sign_matter
     nan_mismatch = g_nan != y_nan
     neither_nan = ~g_nan & ~y_nan
     inf_due = np.isinf(due)
-    inf_mismatch = neither_nan & ((inf_due & (g != due)) | (~inf_due & np.isinf(g)))
+    edge = overflow_edge(g, np.where(np.isfinite(hi), hi, 0.0), f)
+    inf_mismatch = neither_nan & ((inf_due & (g != due)) | (~inf_due & np.isinf(g))) & ~edge
     if zero_sign_matters:
         zero_sign_mismatch = (g == 0) & (due == 0) & (np.signbit(g) != np.signbit(due))
     else:
@@ -137,7 +168,8 @@ def ulp_error(got, expected, fmt: FloatFormat | str) -> np.ndarray:
 
     got: values of fmt (or float64). expected: the truth as float64, or for fmt=float64 a
     double-double pair (hi, lo) with truth = hi + lo exactly and |lo| <= ulp(hi) / 2.
-    - Both NaN, or got equal to the infinity the truth rounds to: 0.
+    - Both NaN, or got equal to the infinity the truth rounds to: 0; but at an overflow edge
+      (overflow_edge) inf is measured as 2^(emax+1).
     - A NaN or inf mismatch (see classify_specials): inf. A zero of the wrong sign: 0 here (it is
       counted by classify_specials only).
     - Opposite-sign extremes do not overflow: float64 holds |got - y| for the narrow formats, and for
@@ -152,6 +184,8 @@ def ulp_error(got, expected, fmt: FloatFormat | str) -> np.ndarray:
     g, hi, lo, due = np.broadcast_arrays(g, hi, lo, due)
     flags = classify_specials(g, (hi, lo) if f.name == "float64" else hi, f, zero_sign_matters=False)
 
+    edge = overflow_edge(g, np.where(np.isfinite(hi), hi, 0.0), f)
+    g = _edge_value(g, edge, f)
     finite = np.isfinite(g) & np.isfinite(hi)
     gs, hs, ls = (np.where(finite, a, 0.0) for a in (g, hi, lo))
     with np.errstate(over="ignore", invalid="ignore"):
@@ -173,7 +207,7 @@ def ulp_error_exact(got, expected_mpf, fmt: FloatFormat | str = "float64") -> np
     """err(got, y) with each y given exactly as an mpmath mpf, in exact rational arithmetic
     rounded once to float64: for the few float64 cases whose float64-based err lies near a
     decision. Specials follow ulp_error: 0 for both NaN or got equal to the infinity that y rounds
-    to, inf for a NaN or inf mismatch."""
+    to, inf for a NaN or inf mismatch, inf measured as 2^(emax+1) at an overflow edge."""
     f = get_format(fmt)
     g = _as_float64(got, "got")
     ys = list(expected_mpf)
@@ -183,6 +217,10 @@ def ulp_error_exact(got, expected_mpf, fmt: FloatFormat | str = "float64") -> np
     for i, (r, y) in enumerate(zip(g.ravel().tolist(), ys)):
         y = y if isinstance(y, mpmath.mpf) else mpmath.mpf(y)
         due = float(from_bits(round_mpf(y, f), f))
+        if f.name != "float64" and mpmath.isfinite(y) and overflow_edge(r, float(y), f):
+            # inf as 2^(emax+1), and either neighbour measured below as a number
+            r = math.copysign(math.ldexp(1.0, f.emax + 1), r) if math.isinf(r) else r
+            due = r
         if mpmath.isnan(y) or np.isnan(r):
             out[i] = 0.0 if (mpmath.isnan(y) and np.isnan(r)) else np.inf
         elif np.isinf(due) or np.isinf(r):

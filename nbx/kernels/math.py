@@ -124,11 +124,12 @@ def fma(a, b, c):
     in float64, so the float64 sum rounds once more before the final rounding to float32 (a finite
     a + 2*b no longer overflows through an infinite 2*b), rounded to odd so the second rounding is
     not a double rounding (rounded to nearest, ties of the float32 rounding come out wrong: sub with
-    alpha=3 on float32). float64: tl.fma (fused on the GPU; the interpreter computes x*y+z unfused)."""
+    alpha=3 on float32). float64: libdevice's fma (DFMA on the GPU, emulated under the interpreter,
+    where tl.fma computes x*y + z unfused: inf + 2 * -max would be NaN, not inf)."""
     if a.dtype == tl.float32:
         return _sum_round_to_odd(_wide(a) * _wide(b), _wide(c)).to(tl.float32)
     elif a.dtype == tl.float64:
-        return tl.fma(a, b, c)
+        return libdevice.fma(a, b, c)
     else:
         return a * b + c
 
