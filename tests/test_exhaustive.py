@@ -282,3 +282,26 @@ def test_the_summary_lists_device_decided_jobs(tmp_path):
     section = text.split("## Every input, decided on the device")[1].split("##")[0]
     row = [ln for ln in section.splitlines() if ln.startswith("| sigmoid")][0].split("|")
     assert row[4].strip() == "65,536" and int(row[5].strip().replace(",", "")) >= 1
+
+
+def test_a_list_full_of_failing_inputs_keeps_every_undecided_one_and_the_first_failing(monkeypatch):
+    # sub:alpha=3 on bfloat16 misrounds ~6.6% of its pairs (a double rounding): with a list of 64
+    # every launch overflows on failing inputs; the chunk is scored again listing undecided inputs
+    # and special mismatches, and its first failing ones come from its sixteenths in order, as a
+    # list without limit gives them
+    t = Target("sub", {"alpha": 3}, nbx.bfloat16)
+    lo, hi = 0x3F800000, 0x3F800000 + (1 << 16)
+    whole = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    assert whole.not_correctly_rounded > 4 * 64
+    calls = []
+    real = X.DS.score
+    monkeypatch.setattr(X.DS, "score", lambda *a, **k: calls.append(k.get("listed", 2)) or real(*a, **k))
+    monkeypatch.setattr(X, "LIST_CAP", 64)
+    parts = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    assert (parts.cases, parts.not_correctly_rounded, parts.special_mismatches, parts.undecided, parts.max_ulp,
+            parts.hist) == (whole.cases, whole.not_correctly_rounded, whole.special_mismatches, whole.undecided,
+                            whole.max_ulp, whole.hist)
+    assert [w.inputs for w in parts.worst] == [w.inputs for w in whole.worst]
+    # 19 launches: the whole, again listing undecided and specials, the sixteenths up to the first
+    # failing ones (one of them in parts); 16 parts at each level took 273
+    assert 1 in calls and len(calls) < 40

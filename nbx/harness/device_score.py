@@ -97,7 +97,8 @@ def _append(keep, decided, special, base, index, n_index, cap):
 
 
 @triton.jit
-def _exact_tile(v, got, valid, base, index, n_index, cap, INT_RESULT: tl.constexpr, HIST_PAD: tl.constexpr):
+def _exact_tile(v, got, valid, base, index, n_index, cap, INT_RESULT: tl.constexpr, HIST_PAD: tl.constexpr,
+                LIST: tl.constexpr):
     """_score_tile's figures for an exact result that is no format of FORMATS: bool and integer
     results (equal to v; an int64 result saturates at 2^63 - 1, which v states as 2^63) and float64
     ones (the same value, the same zero sign, or both NaN). A result that differs counts as
@@ -111,7 +112,8 @@ def _exact_tile(v, got, valid, base, index, n_index, cap, INT_RESULT: tl.constex
         same = ((g == v) & ((g.to(tl.int64, bitcast=True) < 0) == (v.to(tl.int64, bitcast=True) < 0))) | \
             ((g != g) & (v != v))
         wrong = valid & ~same
-    _append(wrong, valid, valid & False, base, index, n_index, cap)
+    if LIST == 2:
+        _append(wrong, valid, valid & False, base, index, n_index, cap)
     zero = tl.sum(tl.zeros_like(base))
     return (tl.sum(valid.to(tl.int64)), tl.sum(wrong.to(tl.int64)), zero, zero, zero, zero.to(tl.float64),
             zero.to(tl.float64), zero + 2 ** 62, tl.zeros([HIST_PAD], tl.int64))
@@ -120,7 +122,7 @@ def _exact_tile(v, got, valid, base, index, n_index, cap, INT_RESULT: tl.constex
 @triton.jit
 def _score_tile(v, exact, got, valid, base, index, n_index, cap,
                 E: tl.constexpr, EXACT: tl.constexpr, P: tl.constexpr,
-                EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr):
+                EMIN: tl.constexpr, EMAX: tl.constexpr, ZERO_SIGN: tl.constexpr, LIST: tl.constexpr):
     """One tile's figures: counts (decided, misrounded, special, undecided, finite: int64 scalars),
     the sum and the maximum of the ulp errors, the first position of that maximum, the histogram
     over HIST_EDGES (int64[HIST_PAD]); undecided and failing elements are appended to `index`."""
@@ -170,7 +172,14 @@ def _score_tile(v, exact, got, valid, base, index, n_index, cap,
         lo = HIST_LO[b]
         hi = HIST_HI[b]
         hist += tl.where(bins == b, tl.sum((finite & (err >= lo) & (err < hi)).to(tl.int64)), 0)
-    _append(valid & (~decided | misrounded | special), decided, special, base, index, n_index, cap)
+    # LIST: which positions go to the list besides the undecided: 2 every failing one, 1 the special
+    # mismatches, 0 none
+    if LIST == 2:
+        _append(valid & (~decided | misrounded | special), decided, special, base, index, n_index, cap)
+    elif LIST == 1:
+        _append(valid & (~decided | special), decided, special, base, index, n_index, cap)
+    else:
+        _append(valid & ~decided, decided, special, base, index, n_index, cap)
     return (tl.sum(decided.to(tl.int64)), tl.sum(misrounded.to(tl.int64)), tl.sum(special.to(tl.int64)),
             tl.sum((valid & ~decided).to(tl.int64)), tl.sum(finite.to(tl.int64)), tl.sum(err), best, where, hist)
 
@@ -218,7 +227,7 @@ def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, i
                  E: tl.constexpr,
                  EXACT: tl.constexpr, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr,
                  ZERO_SIGN: tl.constexpr, CT: tl.constexpr, RESULT: tl.constexpr, BLOCK: tl.constexpr,
-                 TILES: tl.constexpr):
+                 TILES: tl.constexpr, LIST: tl.constexpr):
     """Program i scores tiles i*TILES .. (i+1)*TILES - 1 of BLOCK elements and stores its figures
     once: stats[i] = (decided, misrounded, special, undecided, finite, where the maximum is),
     fstats[i] = (sum, maximum) of the ulp errors, hist[i] the histogram. RESULT: 0 a result in the
@@ -238,10 +247,11 @@ def score_kernel(a_ptr, b_ptr, c_ptr, got_ptr, n, p0, p1, stats, fstats, hist, i
         raw = tl.load(got_ptr + base, mask=valid, other=0)
         if RESULT == 0:
             d, m, s, u, f, es, best, where, th = _score_tile(v, exact, load_as(raw, CT).to(tl.float64), valid, base,
-                                                             index, n_index, cap, E, EXACT, P, EMIN, EMAX, ZERO_SIGN)
+                                                             index, n_index, cap, E, EXACT, P, EMIN, EMAX, ZERO_SIGN,
+                                                             LIST)
         else:
             d, m, s, u, f, es, best, where, th = _exact_tile(v, raw, valid, base, index, n_index, cap, RESULT == 1,
-                                                             HIST_PAD)
+                                                             HIST_PAD, LIST)
         n_dec += d
         n_mis += m
         n_spec += s
@@ -278,6 +288,7 @@ class DeviceScore:
     hist: np.ndarray = field(default_factory=lambda: np.zeros(N_BINS.value, np.int64))
     undecided_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     failing_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # decided, misrounded or special
+    # (all of them, or where too many for the list, those of a prefix: exhaustive._score)
     special_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # the special mismatches of those
     index_overflow: int = 0                                                         # positions not listed
     exact: bool = False             # a bool, integer or float64 result compared exactly: misrounded means wrong
@@ -295,11 +306,13 @@ class DeviceScore:
 
 
 def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,
-          cap: int = 1 << 20) -> DeviceScore:
+          cap: int = 1 << 20, listed: int = 2) -> DeviceScore:
     """Score `got` = op(*operands) (one, two or three operands, contiguous, of one size and one dtype
     of FORMATS) against a device oracle of that arity. The result shares the operands' dtype, or,
     for an exact oracle (k = 0), is any float format of FORMATS (rounded once from the oracle's
-    value), float64, bool or an integer dtype (compared exactly: DeviceScore.exact)."""
+    value), float64, bool or an integer dtype (compared exactly: DeviceScore.exact). At most `cap`
+    positions are listed: the undecided ones and, by `listed`, every failing one (2), the special
+    mismatches (1) or none (0); the figures count every element either way."""
     name, src = got.dtype.name, operands[0].dtype.name
     exact_result = oracle.k == 0 and (got.dtype.name == "float64" or not got.dtype.is_float)
     if src not in FORMATS or any(x.dtype is not operands[0].dtype for x in operands) or \
@@ -331,7 +344,8 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
                                   RESIDUAL=getattr(oracle, "residual", None), N_IN=len(operands),
                                   E=oracle.bound + 2.0 ** -52,
                                   EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
-                                  CT=D.float32.tl, RESULT=result, BLOCK=BLOCK, TILES=TILES, **oracle_options())
+                                  CT=D.float32.tl, RESULT=result, BLOCK=BLOCK, TILES=TILES,
+                                  LIST=listed, **oracle_options())
     s = stats.numpy()
     f = fstats.numpy()
     k = int(counter.numpy()[0])

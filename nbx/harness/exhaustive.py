@@ -80,15 +80,37 @@ def _params(t: Target, d) -> list:
 
 
 def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> DS.DeviceScore:
-    """device_score.score of one chunk; where more inputs are undecided or failing than the device's
-    list holds, the chunk is scored again in 16 parts (views), each with its own list."""
-    s = DS.score(d, xs_dev, got, _params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters, cap=cap)
+    """device_score.score of one chunk. Where more inputs are undecided or failing than the device's
+    list holds (a peer that misrounds half its results), the chunk is scored again listing the
+    undecided ones (the host needs every one) and the special mismatches, or the undecided alone
+    where that still overflows; its first failing positions then come from its sixteenths in order,
+    up to the first 8 (the worst entries' share), so the report names the inputs a list without limit
+    would, at ~1.1 scorings instead of 16 parts per level. Where even the undecided overflow, the
+    chunk is scored in 16 parts (views), each with its own list."""
+    zero_sign, params = ORACLES[t.op].zero_sign_matters, _params(t, d)
+    s = DS.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap)
     n = got.numel()
     if not s.index_overflow or depth >= 3 or n < 16:
         return s
-    total, step = DS.DeviceScore(), -(-n // 16)
-    for off in range(0, n, step):
-        m = min(step, n - off)
+    step = -(-n // 16)
+    parts = [(off, min(step, n - off)) for off in range(0, n, step)]
+    for listed in (1, 0):
+        u = DS.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap, listed=listed)
+        if not u.index_overflow:
+            failing, special = [], []
+            for off, m in parts:
+                if sum(len(f) for f in failing) >= 8:
+                    break
+                p = _score(t, d, [x.narrow(0, off, m) for x in xs_dev], got.narrow(0, off, m), cap, depth + 1)
+                failing.append(p.failing_at + off)
+                special.append(p.special_at + off)
+            # for the worst entries only: the figures and the undecided positions are u's own
+            u.failing_at = np.concatenate(failing)
+            if listed == 0:
+                u.special_at = np.concatenate(special)
+            return u
+    total = DS.DeviceScore()
+    for off, m in parts:
         total.merge(_score(t, d, [x.narrow(0, off, m) for x in xs_dev], got.narrow(0, off, m), cap, depth + 1), off)
     return total
 
