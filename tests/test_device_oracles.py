@@ -435,6 +435,7 @@ def test_device_decisions_agree_with_the_host_and_catch_a_planted_error(op, dtyp
         assert s.misrounded == int((host_wrong & decided).sum())
         assert s.specials == int((host.special & decided).sum())
         assert np.array_equal(s.failing_at, np.flatnonzero((host_wrong | host.special) & decided))
+        assert np.array_equal(s.special_at, np.flatnonzero(host.special & decided))
         e = host.err[decided & ~host.special & np.isfinite(host.err)]
         assert math.isclose(s.err_max, float(e.max()), rel_tol=1e-6, abs_tol=1e-6)
         if extra:

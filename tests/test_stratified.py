@@ -240,6 +240,7 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
     assert dev.special_mismatches == base.special_mismatches + n_nan
     named = [w for w in dev.worst if "stratified tuple" in w.note]
     assert len(named) >= 4
+    assert any(w.got == "0x7fc00000" for w in named)          # a planted NaN, named among the worst
     for w in named:
         i = int(w.note.split("stratified tuple ")[1].split()[0], 16)
         assert lo <= i < hi
