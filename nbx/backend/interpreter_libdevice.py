@@ -78,8 +78,8 @@ def _fma(a, b, c):
     # at 2^-64 and c at the same scale as the product (a nonzero product is then >= 2^-79, so the
     # scaled sum stays normal and rounds as the unscaled one; c loses bits only below 2^-1010).
     with np.errstate(invalid="ignore"):
-        ka, kb = ((np.abs(v) > 2.0 ** 995) & (a != 0) & (b != 0) & np.isfinite(a * 0) & np.isfinite(b * 0)
-                  for v in (a, b))
+        finite_product = (a != 0) & (b != 0) & np.isfinite(a * 0) & np.isfinite(b * 0)
+    ka, kb = ((np.abs(v) > 2.0 ** 995) & finite_product for v in (a, b))
     if np.any(ka | kb):
         k = 64 * ka.astype(np.int64) + 64 * kb.astype(np.int64)
         return np.ldexp(_fma(np.ldexp(a, -64 * ka), np.ldexp(b, -64 * kb), np.ldexp(c, -k)), k)

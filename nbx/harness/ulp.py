@@ -128,6 +128,7 @@ def classify_specials(got, expected, fmt: FloatFormat | str, *, zero_sign_matter
     - zero_sign_mismatch: got and the rounded truth are both zero with different signs (all False
       unless zero_sign_matters).
     - special: any of the above.
+    - overflow_edge: the elements measured as roundings at the overflow edge (not special).
     """
     f = get_format(fmt)
     g = _as_float64(got, "got")
@@ -146,6 +147,7 @@ def classify_specials(got, expected, fmt: FloatFormat | str, *, zero_sign_matter
     return {
         "nan_mismatch": nan_mismatch,
         "inf_mismatch": inf_mismatch,
+        "overflow_edge": edge,
         "zero_sign_mismatch": zero_sign_mismatch,
         "special": nan_mismatch | inf_mismatch | zero_sign_mismatch,
     }
@@ -184,8 +186,7 @@ def ulp_error(got, expected, fmt: FloatFormat | str) -> np.ndarray:
     g, hi, lo, due = np.broadcast_arrays(g, hi, lo, due)
     flags = classify_specials(g, (hi, lo) if f.name == "float64" else hi, f, zero_sign_matters=False)
 
-    edge = overflow_edge(g, np.where(np.isfinite(hi), hi, 0.0), f)
-    g = _edge_value(g, edge, f)
+    g = _edge_value(g, flags["overflow_edge"], f)
     finite = np.isfinite(g) & np.isfinite(hi)
     gs, hs, ls = (np.where(finite, a, 0.0) for a in (g, hi, lo))
     with np.errstate(over="ignore", invalid="ignore"):
