@@ -287,6 +287,14 @@ def cmd_bank(a) -> int:
 def cmd_report(a) -> int:
     from .harness.report import diff_reports, find_previous, format_diff, merge_reports, write_report
     from .harness.report.diff import incomparable
+    if a.report_cmd == "history":
+        from .harness.report import format_history, load_history
+        if a.runs < 2:
+            raise UsageError(f"--runs must be at least 2 (this report and one earlier), not {a.runs}")
+        rep = _load_report(a.report or REPORTS / "latest")
+        h = load_history(rep, a.history, runs=a.runs)
+        print(format_history(h), end="")
+        return 1 if h.regressions else 0
     if a.report_cmd == "merge":
         shards = [_load_report(p, "shard report") for p in a.shards]
         try:
@@ -585,7 +593,7 @@ def parser() -> argparse.ArgumentParser:
          "leftover temp files (under the bank's lock)")
     b.set_defaults(fn=cmd_bank)
 
-    rp = _sub(sub, "report", "merge shard reports, diff two reports")
+    rp = _sub(sub, "report", "merge shard reports, diff two reports, a report's history")
     rs = rp.add_subparsers(dest="report_cmd", required=True, metavar="SUBCOMMAND")
     rm = _sub(rs, "merge", "join the shard reports of one run into one report, gated in its summary")
     rm.add_argument("out", help="directory of the merged report")
@@ -604,6 +612,15 @@ def parser() -> argparse.ArgumentParser:
                          "same figures)")
     rd.add_argument("--force", action="store_true",
                     help="compare reports of different profiles, seeds or backends anyway")
+    rh = _sub(rs, "history", "a report's figures across the earlier runs of its profile, backend and seed "
+              "under --history: the runs, and each regression (a figure worse than in an earlier run) "
+              "with the run and commit where it started; exit 1 on a regression")
+    rh.add_argument("report", nargs="?", help="report.json or its directory (default: reports/latest)")
+    rh.add_argument("--history", default=str(HISTORY), metavar="DIR",
+                    help="where the earlier reports are: run directories, and one level below them "
+                         "(default: reports/runs)")
+    rh.add_argument("--runs", type=int, default=10, metavar="N",
+                    help="the last N runs, the report included (default 10, as report.html draws)")
     rp.set_defaults(fn=cmd_report)
 
     o = _sub(sub, "ops", "the op table with dtypes and current budgets")

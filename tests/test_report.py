@@ -112,9 +112,12 @@ def test_write_report_atomic_and_latest(tmp_path):
     first = sample_report()
     run1 = reports / first.run_id
     paths = write_report(first, run1, latest, failures={("exp", "float32", "sweep"): ["max"]})
-    assert sorted(p.name for p in run1.iterdir()) == ["junit.xml", "report.html", "report.json",
-                                                       "summary.md"]
-    assert set(paths) == {"json", "markdown", "junit", "html"}
+    assert sorted(p.name for p in run1.iterdir()) == ["junit.xml", "overview.png", "report.html",
+                                                       "report.json", "summary.md"]
+    assert set(paths) == {"json", "markdown", "junit", "html", "png"}
+    assert paths["png"].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert "![Overview: ops (rows) by dtype and suite (columns), colored by status](overview.png)" \
+        in paths["markdown"].read_text()
     assert latest.is_symlink() and not os.path.isabs(os.readlink(latest))
     assert latest.resolve() == run1.resolve()
     assert load_report(latest).run_id == first.run_id
@@ -246,7 +249,8 @@ def test_html_size_for_a_large_run():
     ms = [meas(f"op{i}", dtype, "sweep", plot=True, max_ulp=i / 7)
           for i in range(250) for dtype in ("float16", "float32")]
     page = render_html(report(ms))
-    assert page.split("<tbody>")[1].count("<tr") == 500
+    assert page.split('id="measurements"')[1].split("<tbody>")[1].split("</tbody>")[0].count("<tr") == 500
+    assert page.split('id="grid"')[1].split("<tbody>")[1].split("</tbody>")[0].count("<tr") == 250
     assert len(page.encode()) < 500_000
 
 

@@ -228,3 +228,76 @@ def test_a_change_shows_the_digits_that_differ():
     d = diff_reports(old, new)
     assert [c.describe() for c in d.regressions] == [("max_ulp", "0.5", "0.5000000021"),
                                                      ("max_ulp", "1", "2.5")]
+
+
+# -- trends across runs ---------------------------------------------------------------------
+
+def _nights(tmp_path: Path) -> Report:
+    """Three runs of one profile, backend and seed: exp misrounds from run 2, log raises in run 3;
+    beside them a run of another profile and a lone shard, which are no part of the history."""
+    figures = [dict(exp=0, log=0.5), dict(exp=3, log=0.5), dict(exp=3, log=None)]
+    runs = []
+    for k, f in enumerate(figures):
+        log = M("log", "float64", max_ulp=f["log"]) if f["log"] is not None else M("log", "float64", error="boom")
+        runs.append(R([M("exp", max_ulp=0.5, not_correctly_rounded=f["exp"], wall_s=1.0 + k), log,
+                       M("exp", target="torch", max_ulp=9.0)],
+                      run_id=f"night{k + 1}", created=f"2026-12-0{k + 1}T03:00:00Z"))
+        runs[-1].git_commit = f"{k + 1}" * 12
+    for r in runs[:2]:
+        _write(tmp_path / r.run_id, r)
+    _write(tmp_path / "other", R([M("exp", not_correctly_rounded=99)], run_id="other", profile="nightly",
+                                 created="2026-12-02T04:00:00Z"))
+    _write(tmp_path / "gpu" / "shard", R([M("exp", not_correctly_rounded=99)], run_id="shard",
+                                         created="2026-12-02T05:00:00Z", argv=["run", "--shard", "0/2"]))
+    return runs[2]
+
+
+def test_history_finds_the_earlier_runs_and_where_each_regression_started(tmp_path):
+    from nbx.harness.report import load_history
+    from nbx.harness.report.trends import started
+    now = _nights(tmp_path)
+    h = load_history(now, tmp_path)
+    assert [r.run_id for r in h.runs] == ["night1", "night2", "night3"] and h.runs[-1].path is None
+    exp = h.series[("exp", "float32", "sweep")]
+    assert exp["not_correctly_rounded"] == [0, 3, 3] and exp["wall_s"] == [1.0, 2.0, 3.0]
+    assert ("exp", "float32", "sweep", "torch") not in h.series            # a peer's is not nbx's history
+    got = [(g.key[0], g.figure, g.old, g.since) for g in h.regressions]
+    assert got[0] == ("exp", "not_correctly_rounded", 0, 1)                 # since night2
+    assert got[1][:2] == ("log", "max_ulp") and got[1][3] == 2 and len(got) == 2   # raised: one, not two
+    assert load_history(now, tmp_path, runs=2).runs[0].run_id == "night2"
+    assert load_history(now, None).runs == h.runs[-1:]
+    # a figure that got worse, better, then worse again: since the last time it was better
+    assert started([1.0, 2.0, 1.0, 2.0, 2.0], "max_ulp") == 3
+    assert started([0.3, 0.5, 0.49], "max_ulp") is None                    # within correct rounding
+    assert started([None, 0.0, None, 4.0], "not_correctly_rounded") == 3
+    assert started([5.0, 4.0], "not_correctly_rounded") is None
+
+
+def test_the_summary_shows_the_overview_and_the_trends(tmp_path):
+    now = _nights(tmp_path)
+    md = render_markdown(now, verdict=verdict(), previous=find_previous(now, tmp_path),
+                         overview_image="overview.png")
+    lines = md.splitlines()
+    assert lines[6] == "![Overview: ops (rows) by dtype and suite (columns), colored by status](overview.png)"
+    assert lines[8].startswith("Overview (op x dtype x suite): 0 correctly rounded (exact) on every case "
+                               "measured, 1 within budget, 0 near its budget, 1 failing")
+    trends = md.split("## Trends over the last 3 runs")[1].split("\n## ")[0]
+    assert "**2 regression(s)**" in trends
+    assert "| exp | float32 | sweep | not_correctly_rounded | 0 | 3 | 2: night2 | 222222222 |" in trends
+    md = render_markdown(now, verdict=verdict(), overview_note="overview.png not drawn: matplotlib is "
+                         "not installed (pip install matplotlib).")
+    assert "overview.png not drawn: matplotlib" in md and "![" not in md and "## Trends" not in md
+
+
+def test_report_history_command(tmp_path, capsys):
+    from nbx.cli import main
+    now = _nights(tmp_path)
+    _write(tmp_path / "night3", now)
+    assert main(["report", "history", str(tmp_path / "night3"), "--history", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "3 run(s) of one profile, backend and seed" in out
+    assert "(this report)" in out and "night1" in out and "other" not in out
+    assert "since run 2 (night2, commit 222222222)" in out
+    with pytest.raises(SystemExit) as e:
+        main(["report", "history", str(tmp_path / "night3"), "--runs", "1"])
+    assert e.value.code == 2

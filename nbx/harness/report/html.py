@@ -1,13 +1,18 @@
 """report.html: one self-contained page, rendered by jinja2 from templates/report.html.j2.
 
-The page is the measurement table (sort by any column; filter by words), and plots drawn in the
-browser by the template's script from compact data embedded in the page. It makes no network
-request: CSS, script and data are inline and it names no URL.
+The page opens on the overview (overview.py): ops against (dtype, suite), each cell colored by its
+status and labelled with max ulp and the count misrounded; hovering names the figures, a click
+draws that measurement's detail under the grid: its trend over the earlier runs (trends.py), its
+plots and worst inputs. Then the trend of the whole set and the regressions, nbx beside its peers
+per dtype (charts.py, inline SVG), the plots that matter, the measurement table (sort by any
+column; filter by words) and the run's details. It makes no network request: CSS, script and data
+are inline and it names no URL.
 
 Drawn when the page opens ("what matters"): measurements that fail (the gate's verdict when given,
 else a max ulp over the budget), those closest to their budget, and those changed against a
-previous report. Every other row draws its plot when opened. Each plot holds the measurement's
-worst inputs (its `worst` entries, ringed) besides the sampled points, and the budget line.
+previous report. Every other measurement draws its plot when opened. Each plot holds the
+measurement's worst inputs (its `worst` entries, ringed) besides the sampled points, and the budget
+line; its histogram splits a lone bin in tenths from the sampled points (_split_bin).
 
 Plot data, per measurement: the axis ranges, then each point as a cell of a 180 x 85 grid over
 the plot area (a cell is two pixels of the drawn plot; a point is drawn three wide), the distinct
@@ -15,8 +20,9 @@ cells sorted and written as deltas in a base-32 varint over the 64 URL-safe base
 (`encode_cells`): about one character a point. Plots not drawn up front fall back to coarser grids
 while their points exceed POINTS_BUDGET characters, and embed only their worst input's row (their
 plot still rings every worst input), so that a nightly report of ~2,400 measurements stays under
-2 MB even with 400 scattered points in every plot (tests/test_report_html.py); the 3,264
-measurements of a ci run on the interpreter make a page of about 1 MB.
+2 MB even with 400 scattered points in every plot (tests/test_report_html.py). The 3,264
+measurements of a ci run on the interpreter make a page of about 1.4 MB with two earlier runs'
+trends (the grid about 0.1 MB, the trends about 0.2 MB).
 """
 
 from __future__ import annotations
@@ -33,8 +39,10 @@ import numpy as np
 from nbx.dtype import DTYPES
 from nbx.harness import budgets as B
 from nbx.harness.measurement import Measurement, encode_float
+from nbx.harness.report import charts, overview, trends
 from nbx.harness.report.diff import diff_reports
 from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp, severity
+from nbx.harness.report.markdown import peer_groups
 
 # The plot grid (cells) over the template's 360 x 170 px plot area, then the coarser grids that
 # the plots not drawn up front fall back to while their points exceed POINTS_BUDGET characters.
@@ -47,6 +55,7 @@ CLOSEST_PLOTS = 8
 CHANGED_PLOTS = 12
 WORST_ROWS_FEATURED = 8          # worst-input rows embedded for a drawn or failing measurement
 WORST_ROWS_OTHER = 1             # and for any other (the plot still rings all of them)
+SPLIT_BINS = 10                  # a histogram of one bin is drawn as this many from its sample
 
 COLUMNS = (  # header, "num" or "str"
     ("op", "str"), ("dtype", "str"), ("suite", "str"), ("cases", "num"), ("max ulp", "num"),
@@ -194,7 +203,27 @@ def plot_data(m: Measurement, budget: float | None, grid: tuple[int, int] = GRID
     if m.hist:
         out["h"] = [int(c) for c in m.hist.get("counts") or []]
         out["he"] = [encode_float(e) for e in m.hist.get("edges") or []]
+        out["hs"] = _split_bin(out["h"], m.hist.get("edges") or [], pu)
     return {k: v for k, v in out.items() if v not in ("", [], None)}
+
+
+def _split_bin(counts: list[int], edges: list[float], sample: np.ndarray) -> list | None:
+    """Where every case lies in one bin of the scorer's histogram (a correctly rounded op: all in
+    [0, 0.5)), that bin in SPLIT_BINS equal parts up to the largest sampled error, counted over the
+    sampled cases: [lo, hi, counts, the bin's upper edge]; None where the histogram has two bins
+    or more, or no sample to split by."""
+    full = [i for i, c in enumerate(counts) if c]
+    if len(full) != 1 or len(edges) != len(counts) + 1:
+        return None
+    lo, top = float(edges[full[0]]), float(edges[full[0] + 1])
+    s = sample[np.isfinite(sample) & (sample >= lo) & (sample < top)]
+    if not s.size:
+        return None
+    hi = float(s.max())
+    if hi <= lo:
+        hi = lo + (min(top, lo + 1.0) - lo) / SPLIT_BINS
+    parts = np.histogram(s, bins=SPLIT_BINS, range=(lo, hi))[0]
+    return [_sig(lo), _sig(hi), [int(c) for c in parts], encode_float(top)]
 
 
 def _worst_rows(m: Measurement, limit: int) -> list[list]:
@@ -203,8 +232,8 @@ def _worst_rows(m: Measurement, limit: int) -> list[list]:
              fmt_ulp(w.ulp), w.note] for w in m.worst[:limit]]
 
 
-def load_budgets(backend_id: str) -> tuple[dict[str, float], str]:
-    """The committed budgets of a backend (op[:params]|dtype -> max ulp) and the file's name;
+def load_budgets(backend_id: str) -> tuple[dict[str, dict], str]:
+    """The committed budget entries of a backend (op[:params]|dtype -> entry) and the file's name;
     ({}, "") where there is none."""
     if not backend_id:
         return {}, ""
@@ -216,7 +245,7 @@ def load_budgets(backend_id: str) -> tuple[dict[str, float], str]:
         data = B.load(path)
     except (OSError, ValueError) as e:      # the page is still written, without budgets
         return {}, f"{name} unreadable: {e}"
-    return _budget_table(data), name
+    return dict(data.get("budgets") or {}), name
 
 
 def _shown_path(path) -> str:
@@ -359,39 +388,109 @@ def _template():
     return env.get_template("report.html.j2")
 
 
+def _compact(values: list, digits: int) -> object:
+    """A trend series for the page: one value where every run has the same, else the list;
+    numbers to `digits` significant digits, inf/nan as strings, a run without the figure null."""
+    out = [None if v is None else encode_float(float(f"{v:.{digits}g}")) if math.isfinite(v)
+           else encode_float(v) for v in values]
+    return out[0] if len(set(map(str, out))) == 1 else out
+
+
+def _trend_data(h: trends.History, index: dict[Key, int]) -> dict:
+    """The runs, and per measurement index: [max ulp, misrounded, wall s] series and the
+    regressions as [figure, index of the run where it started]."""
+    series = {}
+    for key, figs in h.series.items():
+        i = index.get(key)
+        if i is not None:
+            series[i] = [_compact(figs["max_ulp"], 4), _compact(figs["not_correctly_rounded"], 15),
+                         _compact(figs["wall_s"], 2)]
+    started: dict[int, list] = {}
+    for g in h.regressions:
+        if g.key in index:
+            started.setdefault(index[g.key], []).append([g.figure, g.since])
+    return {"runs": [[r.run_id, r.short_commit, r.created] for r in h.runs], "s": series,
+            "g": started}
+
+
+def _history_of(report: Report, previous, history) -> trends.History | None:
+    if history is not None:
+        return history
+    searched = getattr(previous, "searched", None)
+    return trends.load_history(report, searched) if searched is not None else None
+
+
+GRID_STATUS = {s: f"c{i}" for i, s in enumerate(overview.STATUSES)}      # the cells' classes
+REGRESSION_ROWS = 40
+
+
+def _grid(ov: overview.Overview, index: dict[Key, int]) -> dict:
+    """The overview as the template writes it: dtype groups, suite columns, and per op its
+    cells as (class, measurement index or None, label lines, hover text for cells with none)."""
+    groups: list[list] = []
+    for dtype, suite in ov.columns:
+        if groups and groups[-1][0] == dtype:
+            groups[-1][1] += 1
+        else:
+            groups.append([dtype, 1])
+    rows = []
+    for op in ov.ops:
+        cells = []
+        for dtype, suite in ov.columns:
+            c = ov.cell(op, dtype, suite)
+            if c is None:
+                cells.append(None)
+                continue
+            i = index.get(c.key) if c.measurement is not None else None
+            cells.append((GRID_STATUS[c.status], i, c.label, "" if i is not None else c.describe()))
+        rows.append((op, cells))
+    counts = ov.counts()
+    starts = [j > 0 and ov.columns[j][0] != ov.columns[j - 1][0] for j in range(len(ov.columns))]
+    return {"groups": groups, "starts": starts, "suites": [(s, overview.SUITE_ABBREV.get(s, s)) for _, s in ov.columns],
+            "rows": rows, "legend": [(GRID_STATUS[s], overview.COLORS[s], overview.STATUS_TEXT[s], counts[s])
+                                     for s in overview.STATUSES],
+            "other": ov.other_failures}
+
+
 def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None, verdict=None,
-                previous=None, budgets: dict | None = None) -> str:
+                previous=None, budgets: dict | None = None, history: trends.History | None = None) -> str:
     """The whole page.
 
     failures: the gate's messages by measurement key; with it, failing rows are highlighted and
     carry the messages, and the rest read "ok" (write_report takes them from the verdict).
-    verdict: gate.evaluate's result, whose budgets (the file it gated with) the page shows.
-    previous: an earlier Report, or find_previous's result (its .report); measurements that
-    regressed or improved against it are drawn up front and their changes shown. budgets: a
-    budget file's data (budgets.load), where there is no verdict; by default the committed
-    reports/budgets/<backend-id>.json where it exists."""
+    verdict: gate.evaluate's result, whose budgets (the file it gated with) and failures the page
+    shows. previous: an earlier Report, or find_previous's result; measurements that regressed or
+    improved against it are drawn up front and their changes shown, and the directory
+    find_previous searched gives the trends. budgets: a budget file's data (budgets.load), where
+    there is no verdict; by default the committed reports/budgets/<backend-id>.json where it
+    exists. history: trends.load_history's result (default: loaded from previous.searched)."""
     if verdict is not None:
-        table = _budget_table({"budgets": verdict.budgets})
+        entries = dict(verdict.budgets)
         budget_source = _shown_path(verdict.budgets_path)
     elif budgets is not None:
-        table, budget_source = _budget_table(budgets), "given by the caller"
+        entries, budget_source = dict(budgets.get("budgets") or {}), "given by the caller"
     else:
-        table, budget_source = load_budgets(report.backend_id)
+        entries, budget_source = load_budgets(report.backend_id)
+    table = _budget_table({"budgets": entries})
+    hist = _history_of(report, previous, history)
     if previous is not None and not isinstance(previous, Report):
         previous = getattr(previous, "report", None)
-    gated = failures is not None
+    fails = overview.failure_map(verdict, failures)
+    gated = fails is not None
     changes = _changes(previous, report)
     ms = sorted(report.measurements, key=severity)
     peers = sorted({m.target_info or m.target for m in ms if not m.is_nbx})
     columns = COLUMNS + ((("target", "str"),) if peers else ())
     rows = []
     for i, m in enumerate(ms):
-        row = _row(i, m, (failures or {}).get(m.key()) or [], gated,
+        row = _row(i, m, (fails or {}).get(m.key()) or [], gated,
                    table.get(B.key(m.op, m.dtype)), bool(peers))
         row.change = "; ".join(changes.get(m.key(), []))
         rows.append(row)
     groups = _featured(rows, gated, changes)
     featured = {r.i for _, _, _, shown in groups for r in shown}
+    index = {r.m.key(): r.i for r in rows}
+    ov = overview.build(report, budgets=entries, verdict=verdict, failures=failures)
 
     edges = Counter(tuple(encode_float(e) for e in (m.hist or {}).get("edges") or [])
                     for m in ms if m.hist)
@@ -411,6 +510,21 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
             d["W"] = _worst_rows(r.m, limit)
             if len(r.m.worst) > limit:
                 d["nw"] = len(r.m.worst)
+        if r.m.not_correctly_rounded:
+            d["b"] = r.m.not_correctly_rounded
+        c = ov.cells.get(r.m.key())
+        if c is not None:
+            d["s"] = GRID_STATUS[c.status]
+    trend = hist if hist is not None and hist.earlier else None
+
+    peer_charts = []
+    if peers:
+        by_dtype: dict[str, list] = {}
+        for (op, dtype), by in sorted(peer_groups(report).items()):
+            by_dtype.setdefault(dtype, []).append((op, by))
+        names = ["nbx"] + sorted({m.target for m in ms if not m.is_nbx})
+        peer_charts = [(dt, charts.peers_svg(dt, by_dtype[dt], names))
+                       for dt in sorted(by_dtype, key=lambda d: overview.dtype_rank(d))]
 
     n_fail = sum(1 for r in rows if r.cls == "fail")
     n_err = sum(1 for r in rows if r.m.error and r.m.is_nbx)
@@ -425,11 +539,38 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
         meta.append(("peers (reported, not gated)", "; ".join(peers)))
     if previous is not None:
         meta.append(("compared with", f"{previous.run_id} ({previous.backend_id})"))
+    if hist is not None and hist.searched is not None:
+        meta.append(("history", f"{hist.earlier} earlier report(s) under {hist.searched}"))
+    n_gate = sum(len(v) for v in (fails or {}).values())
+    if gated:
+        verdict_text = f"FAIL ({n_gate} gate failures)" if n_gate or n_err else "PASS"
+    else:
+        verdict_text = "NOT GATED"
+    regressions = []
+    if trend is not None:
+        for g in trend.regressions[:REGRESSION_ROWS]:
+            run = trend.runs[g.since]
+            regressions.append((g.key, index.get(g.key), g.figure, trends.fmt_figure(g.old), trends.fmt_figure(g.new),
+                                g.since + 1, run))
     return _template().render(
         title=f"nbx report {report.backend_id} {report.run_id}",
-        backend=report.backend_id or "(unknown backend)",
-        meta=meta, columns=columns, budget_col=[h for h, _ in columns].index("budget"),
+        backend=report.backend_id or "(unknown backend)", verdict=verdict_text,
+        report=report, meta=meta, columns=columns, budget_col=[h for h, _ in columns].index("budget"),
         rows=rows, groups=groups, anchor=_anchor, compared=previous is not None, gated=gated,
         counts=dict(measurements=len(ms), cases=sum(m.cases for m in ms), errors=n_err,
                     failing=n_fail),
-        data={"grid": list(GRIDS[0]), "edges": common_edges, "digits": DIGITS, "m": data})
+        grid=_grid(ov, index), near=overview.NEAR_BUDGET, trend=trend,
+        trend_svg=charts.trend_svg(trend) if trend is not None else "",
+        regressions=regressions, n_regressions=len(trend.regressions) if trend is not None else 0,
+        history_note=_history_note(hist), peer_charts=peer_charts, peers=peers,
+        data={"grid": list(GRIDS[0]), "edges": common_edges, "digits": DIGITS, "m": data,
+              "st": {GRID_STATUS[s]: overview.STATUS_TEXT[s] for s in overview.STATUSES},
+              "t": _trend_data(trend, index) if trend is not None else None})
+
+
+def _history_note(h: trends.History | None) -> str:
+    if h is None or h.searched is None:
+        return "no directory of earlier reports was given (nbx run --history DIR)"
+    if not h.earlier:
+        return f"no earlier report of this profile, backend and seed under {h.searched}"
+    return ""

@@ -26,6 +26,7 @@ import functools
 import shlex
 
 from nbx.harness.measurement import SUITES, Measurement
+from nbx.harness.report import overview, trends
 from nbx.harness.report.diff import ReportDiff, diff_reports
 from nbx.harness.report.json_report import (Key, Previous, Report, fmt_frac, fmt_ulp,
                                             parse_label, severity)
@@ -40,6 +41,8 @@ CR_BUDGET = 0.5
 HEAD_FAILURES = 10          # rows of each list in the first screen; the rest follow further down
 HEAD_CLOSEST = 5
 HEAD_CHANGES = 10
+HEAD_REGRESSIONS = 10       # regressions over the trend window listed in the summary
+OVERVIEW_PNG = "overview.png"
 WORST_MEASUREMENTS = 15     # measurements whose worst inputs are shown, and inputs per measurement
 WORST_PER_MEASUREMENT = 3
 
@@ -221,6 +224,44 @@ def _head(report: Report, verdict, failures, previous: Previous | None,
         meta.append(f"merged from {len(report.shards)} shards")
     lines += ["", _cell("; ".join(meta)) + ".", ""]
     return lines
+
+
+def _overview(report: Report, verdict, failures, image: str | None, note: str) -> list[str]:
+    """The overview image (report.html's first screen, drawn by overview.overview_png) and its
+    cells counted by status."""
+    budgets = dict(verdict.budgets) if verdict is not None else {}
+    counts = overview.build(report, budgets=budgets, verdict=verdict, failures=failures).counts()
+    text = ", ".join(f"{counts[s]:,} {overview.STATUS_TEXT[s]}" for s in overview.STATUSES)
+    out = []
+    if image:
+        out += [f"![Overview: ops (rows) by dtype and suite (columns), colored by status]({image})", ""]
+    out += [f"Overview (op x dtype x suite): {text}." + (f" {_cell(note)}" if note else ""), ""]
+    return out
+
+
+def _trends(h: trends.History | None) -> list[str]:
+    """The regressions over the last runs, each with the run and commit where it started."""
+    if h is None or not h.earlier:
+        return []
+    out = [f"## Trends over the last {len(h.runs)} runs", ""]
+    first, last = h.runs[0], h.runs[-1]
+    out.append(f"From run {_cell(first.run_id)} (commit {_cell(first.short_commit)}, {_cell(first.created)}) "
+               f"to this one, under `{_cell(h.searched)}`: **{len(h.regressions)} regression(s)**, each a "
+               "figure of this run worse than in an earlier run, since the first run after the last "
+               "better one (report.html draws every measurement's trend).")
+    out.append("")
+    if h.regressions:
+        rows = []
+        for g in h.regressions[:HEAD_REGRESSIONS]:
+            r = h.runs[g.since]
+            rows.append((*(_cell(k) for k in g.key), g.figure, trends.fmt_figure(g.old), trends.fmt_figure(g.new),
+                         f"{g.since + 1}: {_cell(r.run_id)}", _cell(r.short_commit)))
+        out += _table(("op", "dtype", "suite", "figure", "before", "now", "since run", "commit"), rows,
+                      right=("before", "now"))
+        if len(h.regressions) > HEAD_REGRESSIONS:
+            out.append(f"\n... and {len(h.regressions) - HEAD_REGRESSIONS} more (`nbx report history`).")
+        out.append("")
+    return out
 
 
 def _failure_row(f, by_key: dict[Key, Measurement]) -> tuple:
@@ -473,8 +514,9 @@ def _reasons(report: Report, verdict) -> list[str]:
 PEER_ROWS = 60              # rows of the side-by-side table; the rest are counted
 
 
-def _agg(ms: list[Measurement]) -> dict:
-    """One target's figures for an op and dtype over its value suites."""
+def peer_figures(ms: list[Measurement]) -> dict:
+    """One target's figures for an op and dtype over its value suites: cases, max_ulp, bad
+    (misrounded or wrong results), specials and the first error."""
     return {"cases": sum(m.cases for m in ms), "max_ulp": max((m.max_ulp for m in ms), default=0.0),
             "bad": sum(m.not_correctly_rounded + m.wrong for m in ms),
             "specials": sum(m.special_mismatches for m in ms),
@@ -496,6 +538,16 @@ def _peer_cells(a: dict | None) -> tuple:
     return (fmt_ulp(a["max_ulp"]) + mark, f"{a['bad']:,} ({fmt_frac(frac)})", f"{a['specials']:,}")
 
 
+def peer_groups(report: Report) -> dict[tuple[str, str], dict[str, dict]]:
+    """Per op and dtype that a peer measured: each target's peer_figures over the value suites."""
+    groups: dict = {}
+    for m in report.measurements:
+        if m.suite in VALUE_SUITES:
+            groups.setdefault((m.op, m.dtype), {}).setdefault(m.target, []).append(m)
+    return {k: {n: peer_figures(v) for n, v in by.items()} for k, by in groups.items()
+            if any(n != "nbx" for n in by)}
+
+
 def _peers(report: Report) -> list[str]:
     """nbx and each peer (`nbx run --target torch`) side by side per op and dtype over the value
     suites: max ulp, results misrounded (or wrong, for integer and bool results) and special
@@ -507,14 +559,8 @@ def _peers(report: Report) -> list[str]:
     names = sorted({m.target for m in others})
     infos = sorted({m.target_info or m.target for m in others})
     value = [m for m in report.measurements if m.suite in VALUE_SUITES]
-    groups: dict = {}
-    for m in value:
-        groups.setdefault((m.op, m.dtype), {}).setdefault(m.target, []).append(m)
     rows, same = [], 0
-    for (op, dt), by in groups.items():
-        if not any(n in by for n in names):
-            continue
-        aggs = {n: _agg(v) for n, v in by.items()}
+    for (op, dt), aggs in peer_groups(report).items():
         figures = {n: (a["max_ulp"], a["bad"], a["specials"], bool(a["error"]), a["cases"]) for n, a in aggs.items()}
         if len(set(figures.values())) == 1 and len(figures) == len(names) + 1:
             same += 1
@@ -559,11 +605,18 @@ def _peers(report: Report) -> list[str]:
 
 
 def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = None,
-                    verdict=None, previous: Previous | None = None) -> str:
+                    verdict=None, previous: Previous | None = None,
+                    history: trends.History | None = None, overview_image: str | None = None,
+                    overview_note: str = "") -> str:
     """The summary (module docstring). verdict: gate.evaluate's result for this report (None: not
     gated; `failures`, measurement key -> messages, then marks what it names). previous:
-    find_previous's result, the report the changes are against (None: not searched). Peers'
-    measurements (`nbx run --target torch`) appear in their own section only."""
+    find_previous's result, the report the changes are against (None: not searched). history:
+    trends.load_history's result (default: loaded from the directory previous searched).
+    overview_image: the file name of the overview PNG beside the summary, linked at the top
+    (None: none was drawn; overview_note says why). Peers' measurements (`nbx run --target
+    torch`) appear in their own section only."""
+    if history is None and previous is not None and previous.searched is not None:
+        history = trends.load_history(report, previous.searched)
     full = report
     if any(not m.is_nbx for m in report.measurements):
         report = dataclasses.replace(report, measurements=[m for m in report.measurements if m.is_nbx])
@@ -573,9 +626,11 @@ def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = N
         {k for k, v in (failures or {}).items() if v}
     closest_lines, closest = _closest(report, verdict, failing)
     lines = _head(report, verdict, failures, previous, diff)
+    lines += _overview(report, verdict, failures, overview_image, overview_note)
     lines += _failures(verdict, failures, by_key)
     lines += closest_lines
     lines += _changes(report, previous, diff)
+    lines += _trends(history)
     lines += _worst_section(_pick_worst(verdict, failures, diff, closest, by_key), verdict)
     lines += _rest(verdict, diff, by_key)
     lines += _every_input(report)
