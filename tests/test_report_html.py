@@ -276,14 +276,22 @@ def test_changed_against_a_previous_report(tmp_path):
     new.run_id = "new-run"
     new.measurements[0].max_ulp = 2.0
     new.measurements[2].wrong = 0
+    old.measurements[2].wrong = 3
     page = render_html(new, budgets={"budgets": {}}, previous=old)
     assert "compared with</td><td>old-run" in page
-    assert re.findall(r'<section class="card" id="([^"]+)"', page) == ["p-exp-float32-sweep"]
+    assert re.findall(r'<section class="card" id="([^"]+)"', page) == ["p-exp-float32-sweep",
+                                                                      "p-sin-float32-sweep"]
     assert "worse: max_ulp 0.5 -&gt; 2" in page
+    # the grid marks what changed: exp worse, sin (3 wrong -> 0) only better
+    marks = dict(re.findall(r'<td class="c\d (c[wb])[^"]*" data-i="(\d+)"', page))
+    rows = body_rows(page)
+    assert {rows[int(i)][0]: m for m, i in marks.items()} == {"exp": "cw", "sin": "cb"}
+    assert "worse than the previous report <b>1</b>" in page
     # find_previous's result works the same, and write_report hands it over.
     found = Previous(tmp_path, old, tmp_path / "old")
     again = render_html(new, budgets={"budgets": {}}, previous=found)
-    assert re.findall(r'<section class="card" id="([^"]+)"', again) == ["p-exp-float32-sweep"]
+    assert re.findall(r'<section class="card" id="([^"]+)"', again) == ["p-exp-float32-sweep",
+                                                                       "p-sin-float32-sweep"]
     assert "worse: max_ulp 0.5 -&gt; 2" in again and "compared with</td><td>old-run" in again
     # its directory holds no earlier report.json: no trends, and the page says where it looked
     assert f"No trends: no earlier report of this profile, backend and seed under {tmp_path}" in again

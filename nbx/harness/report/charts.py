@@ -32,9 +32,13 @@ def _log(v: float) -> float:
     return math.log10(1.0 + v)
 
 
-def _ticks(top: float) -> list[float]:
-    """Values 0, 1, 10, 100, ... whose log10(1 + v) is within top; thinned to at most 6."""
-    vals = [0.0] + [10.0 ** e for e in range(0, 20) if _log(10.0 ** e) <= top + 1e-9]
+def _ticks(top: float, steps: tuple = (1,)) -> list[float]:
+    """Values 0, then m * 10^e for m in steps, whose log10(1 + v) is within top; thinned to at most
+    6 by keeping powers of ten where there are more."""
+    vals = [0.0] + [m * 10.0 ** e for e in range(-1, 20) for m in steps
+                    if m * 10.0 ** e >= 0.5 and _log(m * 10.0 ** e) <= top + 1e-9]
+    if len(vals) > 6:
+        vals = [v for v in vals if v == 0 or math.log10(v) == round(math.log10(v))]
     stride = max(1, math.ceil((len(vals) - 1) / 5))
     return [vals[0]] + vals[1::stride]
 
@@ -42,13 +46,13 @@ def _ticks(top: float) -> list[float]:
 def _tick_label(v: float) -> str:
     if v == 0:
         return "0"
-    e = round(math.log10(v))
-    return f"{v:g}" if e < 4 else f"1e{e}"
+    return f"{v:g}" if v < 1e4 else f"{v:.0e}".replace("e+0", "e").replace("e+", "e")
 
 
-def _axis(out: list[str], x0: float, y0: float, w: float, h: float, top: float, name: str) -> None:
+def _axis(out: list[str], x0: float, y0: float, w: float, h: float, top: float, name: str,
+          steps: tuple = (1,)) -> None:
     out.append(f'<rect class="ax" x="{x0}" y="{y0}" width="{_num(w)}" height="{h}"/>')
-    for v in _ticks(top):
+    for v in _ticks(top, steps):
         y = y0 + h - _log(v) / top * h
         out.append(f'<line class="grid" x1="{x0}" y1="{_num(y)}" x2="{_num(x0 + w)}" y2="{_num(y)}"/>'
                    f'<text x="{x0 - 3}" y="{_num(y + 3)}" text-anchor="end">{_tick_label(v)}</text>')
@@ -72,7 +76,7 @@ def peers_svg(dtype: str, rows: list[tuple[str, dict[str, dict]]], targets: list
            f'role="img" aria-label="nbx and peers, {escape(dtype)}: misrounded and max ulp per op">']
     y1 = T + PH + GAP
     _axis(out, L, T, w, PH, bad_top, "misrounded")
-    _axis(out, L, y1, w, PH, ulp_top, "max ulp")
+    _axis(out, L, y1, w, PH, ulp_top, "max ulp", (1, 2, 5))
     bars = {t: [] for t in targets}
     marks = {t: [] for t in targets}
     hover = []

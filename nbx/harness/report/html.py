@@ -424,9 +424,11 @@ GRID_STATUS = {s: f"c{i}" for i, s in enumerate(overview.STATUSES)}      # the c
 REGRESSION_ROWS = 40
 
 
-def _grid(ov: overview.Overview, index: dict[Key, int]) -> dict:
+def _grid(ov: overview.Overview, index: dict[Key, int], changes: dict[Key, list[str]]) -> dict:
     """The overview as the template writes it: dtype groups, suite columns, and per op its
-    cells as (class, measurement index or None, label lines, hover text for cells with none)."""
+    cells as (classes, measurement index or None, label lines, hover text for cells with none).
+    A cell whose figures got worse against the previous report has the class "cw", one that only
+    got better "cb" (a corner mark)."""
     groups: list[list] = []
     for dtype, suite in ov.columns:
         if groups and groups[-1][0] == dtype:
@@ -442,7 +444,9 @@ def _grid(ov: overview.Overview, index: dict[Key, int]) -> dict:
                 cells.append(None)
                 continue
             i = index.get(c.key) if c.measurement is not None else None
-            cells.append((GRID_STATUS[c.status], i, c.label, "" if i is not None else c.describe()))
+            moved = changes.get(c.key) or []
+            mark = " cw" if any(x.startswith("worse") for x in moved) else " cb" if moved else ""
+            cells.append((GRID_STATUS[c.status] + mark, i, c.label, "" if i is not None else c.describe()))
         rows.append((op, cells))
     counts = ov.counts()
     starts = [j > 0 and ov.columns[j][0] != ov.columns[j - 1][0] for j in range(len(ov.columns))]
@@ -559,7 +563,9 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
         rows=rows, groups=groups, anchor=_anchor, compared=previous is not None, gated=gated,
         counts=dict(measurements=len(ms), cases=sum(m.cases for m in ms), errors=n_err,
                     failing=n_fail),
-        grid=_grid(ov, index), near=overview.NEAR_BUDGET, trend=trend,
+        grid=_grid(ov, index, changes), near=overview.NEAR_BUDGET, trend=trend,
+        changed=(sum(1 for v in changes.values() if any(x.startswith("worse") for x in v)),
+                 sum(1 for v in changes.values() if not any(x.startswith("worse") for x in v))),
         trend_svg=charts.trend_svg(trend) if trend is not None else "",
         regressions=regressions, n_regressions=len(trend.regressions) if trend is not None else 0,
         history_note=_history_note(hist), peer_charts=peer_charts, peers=peers,

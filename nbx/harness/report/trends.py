@@ -43,7 +43,7 @@ class Run:
 @dataclass
 class Regression:
     key: Key
-    figure: str                    # max_ulp or not_correctly_rounded
+    figure: str                    # max_ulp, not_correctly_rounded, or raised (old: its max ulp)
     old: float                     # the figure before it started
     new: float                     # the latest figure
     since: int                     # index into History.runs of the run where it started
@@ -164,7 +164,7 @@ def regressions(h: History) -> list[Regression]:
             i = started(vals, figure)
             if i is not None:
                 before = next(v for v in reversed(vals[:i]) if v is not None)
-                out.append(Regression(key, figure, before, vals[-1], i))
+                out.append(Regression(key, "raised" if raised else figure, before, vals[-1], i))
     return out
 
 
