@@ -27,6 +27,7 @@ from nbx.harness.measurement import Measurement, Worst
 from nbx.harness.report import (Previous, Report, find_previous, load_report, render_html,
                                 write_report)
 from nbx.harness.report import overview as O
+from nbx.harness.report import trends as T
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKEND = {"id": "interpreter-numpy2.4.6", "name": "interpreter", "device": "cpu"}
@@ -141,6 +142,13 @@ def test_the_grid_on_the_page():
     assert page.index("<h1>") < page.index('id="grid"') < page.index('id="measurements"') < page.index('id="run"')
     assert "correctly rounded (exact) on every case measured <b>2</b>" in page
     assert "No trends: no directory of earlier reports was given" in page
+
+
+def test_wall_times_are_one_digit_a_run():
+    text = H.encode_wall([0.001, 0.0126, 1.0, None, 1e9])
+    assert len(text) == 5 and text[3] == "." and text[-1] == H.DIGITS[-1]
+    for c, v in zip(text[:3], (0.001, 0.0126, 1.0)):
+        assert abs(1e-3 * 2 ** (H.DIGITS.index(c) / H.WALL_STEPS) / v - 1) < 0.13
 
 
 def test_a_one_bin_histogram_is_split_from_its_sample():
@@ -313,10 +321,15 @@ def test_page_size_for_a_nightly_report():
         ms.append(m)
     failures = {m.key(): ["made up"] for m in ms[:30]}
     budgets = {"budgets": {f"{m.op}|{m.dtype}": {"max_ulp": 1.0} for m in ms}}
-    page = render_html(report(ms), failures=failures, budgets=budgets)
+    # and the trends of ten runs, each measurement's wall time different in each
+    runs = [T.Run(f"run{k}", f"2026-12-0{k}T03:00:00Z", "0123456789ab") for k in range(T.RUNS)]
+    series = {m.key(): {"max_ulp": [m.max_ulp] * T.RUNS, "not_correctly_rounded": [0.0] * T.RUNS,
+                        "wall_s": [rng.uniform(0.001, 900) for _ in runs]} for m in ms}
+    page = render_html(report(ms), failures=failures, budgets=budgets,
+                       history=T.History(runs, series, Path("runs")))
     size = len(page.encode())
     assert size < 2_000_000, size
-    assert len(grid_cells(page)) == 2400
+    assert len(grid_cells(page)) == 2400 and len(page_data(page)["t"]["s"]) == 2400
     data = page_data(page)
     drawn = {int(i) for i in re.findall(r'<section class="card" id="[^"]+" data-i="(\d+)"', page)}
     assert len(drawn) == H.FAILING_PLOTS + H.CLOSEST_PLOTS

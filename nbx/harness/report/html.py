@@ -27,6 +27,7 @@ trends (the grid about 0.1 MB, the trends about 0.2 MB).
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -396,21 +397,38 @@ def _compact(values: list, digits: int) -> object:
     return out[0] if len(set(map(str, out))) == 1 else out
 
 
+# Wall seconds in a trend: one digit of DIGITS per run, WALL_STEPS steps per doubling from 1 ms
+# (a step is 26%, the top 2^21 ms, 35 minutes), "." for a run without the measurement: a tenth of
+# the text of the decimal figures, which would take a nightly page with ten runs over 2 MB.
+WALL_STEPS = 3
+
+
+def encode_wall(values: list) -> str:
+    out = []
+    for v in values:
+        if v is None or v != v:
+            out.append(".")
+        else:
+            q = round(WALL_STEPS * math.log2(max(v, 1e-3) / 1e-3))
+            out.append(DIGITS[min(max(q, 0), len(DIGITS) - 1)])
+    return "".join(out)
+
+
 def _trend_data(h: trends.History, index: dict[Key, int]) -> dict:
-    """The runs, and per measurement index: [max ulp, misrounded, wall s] series and the
-    regressions as [figure, index of the run where it started]."""
+    """The runs, and per measurement index: [max ulp, misrounded, wall s (encode_wall)] series
+    and the regressions as [figure, index of the run where it started]."""
     series = {}
     for key, figs in h.series.items():
         i = index.get(key)
         if i is not None:
             series[i] = [_compact(figs["max_ulp"], 4), _compact(figs["not_correctly_rounded"], 15),
-                         _compact(figs["wall_s"], 2)]
+                         encode_wall(figs["wall_s"])]
     started: dict[int, list] = {}
     for g in h.regressions:
         if g.key in index:
             started.setdefault(index[g.key], []).append([g.figure, g.since])
     return {"runs": [[r.run_id, r.short_commit, r.created] for r in h.runs], "s": series,
-            "g": started}
+            "g": started, "ws": WALL_STEPS}
 
 
 def _history_of(report: Report, previous, history) -> trends.History | None:
@@ -499,10 +517,14 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
     edges = Counter(tuple(encode_float(e) for e in (m.hist or {}).get("edges") or [])
                     for m in ms if m.hist)
     common_edges = list(edges.most_common(1)[0][0]) if edges else []
+    trend = hist if hist is not None and hist.earlier else None
+    trend_data = _trend_data(trend, index) if trend is not None else None
+    # the trends share the page's budget with the points
+    points_budget = POINTS_BUDGET - (len(json.dumps(trend_data, separators=(",", ":"))) if trend_data else 0)
     data = [plot_data(r.m, r.budget) for r in rows]
     for grid in GRIDS[1:]:
         rest = [r.i for r in rows if r.i not in featured and "p" in data[r.i]]
-        if sum(len(data[i]["p"]) + len(data[i].get("n", "")) for i in rest) <= POINTS_BUDGET:
+        if sum(len(data[i]["p"]) + len(data[i].get("n", "")) for i in rest) <= points_budget:
             break
         for i in rest:
             data[i] = {**plot_data(rows[i].m, rows[i].budget, grid), "g": list(grid)}
@@ -519,7 +541,6 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
         c = ov.cells.get(r.m.key())
         if c is not None:
             d["s"] = GRID_STATUS[c.status]
-    trend = hist if hist is not None and hist.earlier else None
 
     peer_charts = []
     if peers:
@@ -571,7 +592,7 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
         history_note=_history_note(hist), peer_charts=peer_charts, peers=peers,
         data={"grid": list(GRIDS[0]), "edges": common_edges, "digits": DIGITS, "m": data,
               "st": {GRID_STATUS[s]: overview.STATUS_TEXT[s] for s in overview.STATUSES},
-              "t": _trend_data(trend, index) if trend is not None else None})
+              "t": trend_data})
 
 
 def _history_note(h: trends.History | None) -> str:

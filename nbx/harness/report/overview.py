@@ -27,7 +27,7 @@ from nbx.harness import budgets as B
 from nbx.harness.files import fsync_dir
 from nbx.harness.measurement import SUITES, Measurement
 from nbx.harness.report.diff import CORRECTLY_ROUNDED_ULP
-from nbx.harness.report.json_report import Key, Report
+from nbx.harness.report.json_report import Key, Report, fmt_ulp
 
 STATUSES = ("correct", "within", "near", "failing", "missing")
 STATUS_TEXT = {
@@ -37,8 +37,8 @@ STATUS_TEXT = {
     "failing": "failing",
     "missing": "not measured (the gate asks for it)",
 }
-# RGB of each status, shared by the page and the PNG: a diverging green-to-red scale (ColorBrewer
-# RdYlGn), grey for nothing measured.
+# The color of each status, shared by the page and the PNG: a diverging green-to-red scale
+# (ColorBrewer RdYlGn), grey for a measurement the gate asks for and the run lacks.
 COLORS = {"correct": "#1a9850", "within": "#a6d96a", "near": "#fdae61", "failing": "#d73027",
           "missing": "#9e9e9e"}
 BLANK = "#ffffff"
@@ -90,12 +90,12 @@ class Cell:
         if m.error:
             return "; ".join([head, f"raised: {m.error.splitlines()[0][:160]}"]
                              + [r for r in self.reasons if not r.startswith("raised")])
-        parts = [head, f"max {fmt(m.max_ulp)} ulp" + ("" if self.budget is None or m.order_cases
-                                                      else f" of budget {fmt(self.budget)}"),
+        parts = [head, f"max {fmt_ulp(m.max_ulp)} ulp" + ("" if self.budget is None or m.order_cases
+                                                      else f" of budget {fmt_ulp(self.budget)}"),
                  f"{m.not_correctly_rounded:,} of {m.cases:,} misrounded"]
         if m.order_cases:
-            parts.append(f"{fmt(m.order_max_ulp)} ulp from its documented order"
-                         + ("" if self.budget is None else f" (order budget {fmt(self.budget)})"))
+            parts.append(f"{fmt_ulp(m.order_max_ulp)} ulp from its documented order"
+                         + ("" if self.budget is None else f" (order budget {fmt_ulp(self.budget)})"))
         if m.special_mismatches:
             parts.append(f"{m.special_mismatches:,} special mismatches")
         if m.wrong:
@@ -123,14 +123,6 @@ class Overview:
 
     def cell(self, op: str, dtype: str, suite: str) -> Cell | None:
         return self.cells.get((op, dtype, suite))
-
-
-def fmt(v: float) -> str:
-    if v != v:
-        return "nan"
-    if math.isinf(v):
-        return "inf"
-    return f"{v:.4g}"
 
 
 def short_ulp(v: float) -> str:
