@@ -250,20 +250,39 @@ def cmd_gate(a) -> int:
 
 
 def cmd_bank(a) -> int:
+    """Exit 1 for a bank that fails its check or a refresh or finish that refuses, 3 (one line on
+    stderr naming the path) for a bank directory that cannot be written."""
     from .harness import bank, progress
+
+    def cannot_write(e: Exception) -> int:
+        if isinstance(e, OSError):
+            e = f"cannot write to {e.filename or bank.root()} ({e.strerror or e})"
+        print(f"nbx bank {a.bank_cmd}: {e}", file=sys.stderr)
+        return 3
+
     if a.bank_cmd == "finish":
         try:
             r = bank.finish()
+        except (bank.BankNotWritable, OSError) as e:
+            return cannot_write(e)
         except bank.BankError as e:
             print(f"nbx bank finish: {e}")
             return 1
         print(f"nbx bank finish: {'completed an interrupted refresh' if r['rolled_forward'] else 'no refresh pending'}"
-              f", {r['temps']} leftover temp file(s) removed")
+              f", {len(r['temps'])} leftover temp file(s) and {int(r['lock'])} leftover lock file removed")
+        for rel in r["temps"]:
+            print(f"  removed {rel}")
         return 0
     _check_names(a.op, a.dtype)
     if a.bank_cmd == "refresh":
         progress.configure(mode=a.progress)
-        bank.refresh(a.op, a.dtype, progress=not a.quiet)
+        try:
+            bank.refresh(a.op, a.dtype, progress=not a.quiet)
+        except (bank.BankNotWritable, OSError) as e:
+            return cannot_write(e)
+        except bank.BankError as e:
+            print(f"nbx bank refresh: {e}")
+            return 1
         return 0
     if a.sample < 0:
         raise UsageError(f"--sample must be >= 0, not {a.sample}")
@@ -277,10 +296,11 @@ def cmd_bank(a) -> int:
             print(f"  ... and {len(problems) - 50} more")
         return 1
     m = bank.load_manifest()
-    verified = "every case agrees with mpmath" if a.full else f"{a.sample} sampled cases agree with mpmath"
-    print(f"nbx bank check: {len(m['files'])} files, hashes match, metadata agree with the files and "
-          f"the registry, inputs are the generator's, no stray or leftover files, every op and dtype "
-          f"present, {verified}")
+    verified = ("every case agrees with mpmath (exhaustive)" if a.full else
+                f"{a.sample} sampled cases agree with mpmath (`--full` checks every case)")
+    print(f"nbx bank check: {len(m['files'])} files, hashes match, every manifest and header field agrees "
+          f"with the files and the registry, every input the generator draws is present, no stray or "
+          f"leftover files, every op and dtype present, {verified}")
     return 0
 
 
@@ -572,25 +592,29 @@ def parser() -> argparse.ArgumentParser:
 
     b = _sub(sub, "bank", "the reference bank of correctly rounded cases")
     bs = b.add_subparsers(dest="bank_cmd", required=True, metavar="SUBCOMMAND")
-    br = _sub(bs, "refresh", "regenerate bank files with mpmath (atomic)")
+    br = _sub(bs, "refresh", "regenerate bank files with mpmath (atomic); exit 3 if the bank cannot "
+              "be written (checked before computing)")
     br.add_argument("--op", action="append", metavar="OP", help="only this op (repeatable; default: all)")
     br.add_argument("--dtype", action="append", metavar="DTYPE", help="only this dtype (repeatable)")
     br.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
                     help="progress on stderr: bar (a terminal, the auto default) or plain lines")
     br.add_argument("--quiet", action="store_true", help="no progress output")
-    bc = _sub(bs, "check", "manifest against files and registry, stray and leftover files, and cases "
-              "re-verified with mpmath (a fresh sample each run, or --full); exit 1 on a problem")
+    bc = _sub(bs, "check", "every generator input present, manifest and headers against files and "
+              "registry, stray and leftover files, and cases re-verified with mpmath (a fresh sample "
+              "each run, or every case with --full); exit 1 on a problem")
     bc.add_argument("--op", action="append", metavar="OP", help="only this op (repeatable; default: all)")
     bc.add_argument("--dtype", action="append", metavar="DTYPE", help="only this dtype (repeatable)")
     bc.add_argument("--sample", type=int, default=64, metavar="N",
-                    help="how many cases to re-verify with mpmath (default 64), drawn afresh each run")
+                    help="how many cases to re-verify with mpmath (default 64), drawn afresh each run: "
+                    "one wrong case among the bank's M is drawn with probability N/M")
     bc.add_argument("--seed", type=int, metavar="S", help="draw the sample with this seed (printed by "
                     "every check) to repeat a run")
     bc.add_argument("--full", action="store_true",
-                    help="recompute every case with mpmath (about as long as a refresh) and print the time")
+                    help="recompute every case with mpmath and retry unresolved inputs (about as long as "
+                    "a refresh) and print the time")
     bc.add_argument("--quiet", action="store_true", help="no progress output with --full")
-    _sub(bs, "finish", "complete a refresh that was interrupted after its commit point and remove "
-         "leftover temp files (under the bank's lock)")
+    _sub(bs, "finish", "validate and complete a refresh interrupted after its commit point, and "
+         "remove the temp and lock files killed writers left (under the bank's lock)")
     b.set_defaults(fn=cmd_bank)
 
     rp = _sub(sub, "report", "merge shard reports, diff two reports, a report's history")

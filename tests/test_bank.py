@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -136,8 +137,13 @@ def test_parse_rejects_malformed_lines_and_missing_header():
     bad = "\n".join(lines) + "\n"
     with pytest.raises(bank.BankError, match=r"some/file\.txt:4: malformed"):
         bank.parse(bad, "some/file.txt")
-    with pytest.raises(bank.BankError, match="no header"):
+    with pytest.raises(bank.BankError, match=r"x\.txt:1: malformed bank header '0x0 -> "):
         bank.parse("\n".join(text.splitlines()[3:]), "x.txt")
+    lines = text.splitlines()
+    for k, line in ((4, "# a comment between cases"), (4, ""), (5, "0x0 -> unresolved   # special")):
+        bad = "\n".join(lines[:k - 1] + [line] + lines[k - 1:]) + "\n"
+        with pytest.raises(bank.BankError, match=rf"x\.txt:{k}: malformed bank line"):
+            bank.parse(bad, "x.txt")
 
 
 def test_bank_file_is_reviewable_text(refreshed):
@@ -193,7 +199,7 @@ def test_refresh_prints_summary_and_second_run_is_unchanged(tmp_bank, monkeypatc
 
     # a generator change (here: fewer random cases) shows up as changed files and case lines
     logs.clear()
-    monkeypatch.setattr(bank, "N_RANDOM", 40)
+    monkeypatch.setattr(bank.generate, "N_RANDOM", 40)
     s3 = bank.refresh(["exp"], ["float32"], progress=False, log=logs.append)
     assert s3["changed"] == ["exp/float32.txt"] and s3["changed_cases"] > 0
     assert "changed 1" in logs[0]
@@ -330,79 +336,12 @@ def test_check_reports_leftover_temp_files(bank_copy):
     assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
 
 
-def test_refresh_interrupted_while_writing_temps_leaves_old_bank_whole(bank_copy, monkeypatch):
-    before = _snapshot(bank_copy)
-    real = bank._atomic_write_bytes
-    calls = []
-
-    def dies_on_second(path, data):
-        calls.append(path)
-        if len(calls) == 2:
-            raise KeyboardInterrupt("killed while writing temp files")
-        return real(path, data)
-
-    with monkeypatch.context() as mp, pytest.raises(KeyboardInterrupt):
-        mp.setattr(bank, "N_RANDOM", 40)               # the refresh would change every file
-        mp.setattr(bank, "_atomic_write_bytes", dies_on_second)
-        bank.refresh(OPS2, DTYPES2, progress=False, log=_quiet)
-    after = _snapshot(bank_copy)
-    left = {k for k in after if k not in before}
-    assert left and all(Path(k).name.startswith(".") and ".tmp-" in k for k in left), left
-    assert {k: after[k] for k in before} == before     # every bank file and the manifest unchanged
-    _assert_matches_manifest(bank_copy)
-    bank._MANIFEST.clear()
-    # the leftovers are reported (the bank itself is whole) and `nbx bank finish` removes them
-    problems = bank.check(ops=OPS2, dtypes=DTYPES2)
-    assert len(problems) == len(left) and all("leftover temp file" in q and "nbx bank finish" in q
-                                              for q in problems), problems
-    assert bank.finish() == {"rolled_forward": False, "temps": len(left)}
-    assert _snapshot(bank_copy) == before
-    assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
-
-
-def test_refresh_interrupted_while_renaming_is_rolled_forward(bank_copy, monkeypatch):
-    """Killed between renames (after the journal, the commit point): the next reader of the bank
-    finishes the refresh, and the bank is whole again (the new one)."""
-
-    class OsDiesOnSecondReplace:
-        n = 0
-
-        def __getattr__(self, name):
-            return getattr(os, name)
-
-        def replace(self, a, b):
-            type(self).n += 1
-            if type(self).n == 3:           # 1: the journal itself, 2: the first bank file
-                raise KeyboardInterrupt("killed between renames")
-            return os.replace(a, b)
-
-    with monkeypatch.context() as mp, pytest.raises(KeyboardInterrupt):
-        mp.setattr(bank, "N_RANDOM", 40)
-        mp.setattr(bank, "os", OsDiesOnSecondReplace())
-        bank.refresh(OPS2, DTYPES2, progress=False, log=_quiet)
-    assert bank.os is os
-    assert (bank_copy / bank.JOURNAL).exists()
-    assert not (bank_copy / bank.LOCK).exists()        # released (and unlinked) on the way out
-    bank._MANIFEST.clear()
-    # check reports the pending journal and the command that finishes it; it changes nothing
-    problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
-    assert len(problems) == 1 and bank.JOURNAL in problems[0] and "nbx bank finish" in problems[0]
-    assert (bank_copy / bank.JOURNAL).exists()
-    bank.load_manifest()                               # a reader finishes it
-    assert not (bank_copy / bank.JOURNAL).exists()
-    _assert_matches_manifest(bank_copy)
-    assert not [p for p in bank_copy.rglob("*") if ".tmp-" in p.name or p.name == bank.LOCK]
-    with monkeypatch.context() as mp:
-        mp.setattr(bank, "N_RANDOM", 40)               # the new bank is the patched generator's
-        assert bank.check(ops=OPS2, dtypes=DTYPES2, verify=False) == []
-
-
 def test_killed_refresh_subprocess_leaves_old_bank_whole(tmp_path, monkeypatch):
     """SIGKILL a real `python -m nbx bank refresh` while it computes: the old bank stays whole."""
     old = tmp_path / "old"
     old.mkdir()
     with monkeypatch.context() as mp:
-        mp.setattr(bank, "N_RANDOM", 40)              # the old bank differs from what refresh writes
+        mp.setattr(bank.generate, "N_RANDOM", 40)              # the old bank differs from what refresh writes
         bank.refresh(OPS2, DTYPES2, base=old, progress=False, log=_quiet)
     work = tmp_path / "work"
     shutil.copytree(old, work)
@@ -437,7 +376,7 @@ def test_killed_refresh_subprocess_leaves_old_bank_whole(tmp_path, monkeypatch):
     assert after == before, f"files changed or appeared: {sorted(set(after) ^ set(before))}"
     _assert_matches_manifest(work)
     with monkeypatch.context() as mp:
-        mp.setattr(bank, "N_RANDOM", 40)              # the old bank is the patched generator's
+        mp.setattr(bank.generate, "N_RANDOM", 40)              # the old bank is the patched generator's
         assert bank.check(work, ops=OPS2, dtypes=DTYPES2) == []
 
 
@@ -487,6 +426,19 @@ METADATA_EDITS = {
                    "header says 'float16'"),
     "header seed": (lambda b: _edit_file(b, REL, lambda t: t.replace(f"seed={bank.SEED}", "seed=1", 1)),
                     "seed"),
+    "header rounding": (lambda b: _edit_file(b, REL, lambda t: t.replace("rounding=ziv(p+32 .. 1024",
+                                                                           "rounding=ziv(p+32 .. 512", 1)),
+                        "rounding=ziv(p+32 .. 512 bits)"),
+    "header unresolved": (lambda b: _edit_file(b, REL, lambda t: t.replace("unresolved=0", "unresolved=2", 1)),
+                          "unresolved=2"),
+    "header columns": (lambda b: _edit_file(b, REL, lambda t: t.replace("# tag\n", "# note\n", 1)),
+                       "malformed bank header"),
+    "manifest rounding": (lambda b: _edit_manifest(b, lambda m: m.update(rounding="ziv(p+32 .. 512 bits)")),
+                          "rounding 'ziv(p+32 .. 512 bits)'"),
+    "manifest unknown field": (lambda b: _edit_manifest(b, lambda m: m.update(precision="anything")),
+                               "field 'precision' is not one nbx writes"),
+    "entry unknown field": (lambda b: _edit_manifest(b, lambda m: m["files"][REL].update(note="x")),
+                            "field 'note' is not one nbx writes"),
     "case line deleted": (lambda b: _edit_file(b, REL, _del_line), "case lines"),
     "input edited": (lambda b: _edit_file(b, REL, _flip_input), "generator"),
 }
@@ -499,7 +451,7 @@ def test_check_catches_metadata_edits_with_consistent_hashes(bank_copy, edit):
     problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
     assert problems, f"{edit}: passed"
     assert any(words in q for q in problems), problems
-    assert all("sha256" not in q for q in problems), problems     # the hashes were kept consistent
+    assert all("sha256 does not match" not in q for q in problems), problems   # hashes kept consistent
 
 
 STRAYS = ["add/float128.txt", "notanop/float32.txt", "exp/float32.txt.orig", "exp/float64.txt"]
@@ -525,17 +477,16 @@ def test_manifest_entry_for_no_registry_target_is_reported(bank_copy):
     assert len(problems) == 1 and "exp/float128.txt" in problems[0] and "registry" in problems[0]
 
 
-def test_pending_and_malformed_journal_are_reported_with_the_fix(bank_copy):
+def test_malformed_journal_is_reported_with_the_fix(bank_copy):
     j = bank_copy / bank.JOURNAL
-    j.write_text(json.dumps({"renames": [["exp/.float32.txt.tmp-1", "exp/float32.txt"]]}))
-    problems = bank.check(ops=OPS2, dtypes=DTYPES2)
-    assert len(problems) == 1 and str(j) in problems[0] and "`nbx bank finish`" in problems[0]
     for bad, why in (("{not json", "not JSON"), ('{"renames": 3}', "no list of renames"),
-                     ('{"renames": [["../x", "/etc/passwd"]]}', "rename 0")):
+                     ('{"renames": [["exp/.float32.txt.tmp-1", "exp/float32.txt"]]}', "rename 0"),
+                     ('{"renames": [{"from": "../.x.tmp-1", "to": "/etc/passwd", "sha256": "0"}]}',
+                      "rename 0")):
         j.write_text(bad)
         problems = bank.check(ops=OPS2, dtypes=DTYPES2)
         assert len(problems) == 1 and str(j) in problems[0] and "malformed refresh journal" in problems[0]
-        assert why in problems[0], problems
+        assert why in problems[0] and "git checkout reference_bank" in problems[0], problems
         with pytest.raises(bank.BankError, match=r"\.refresh-journal\.json: malformed refresh journal"):
             bank.load_manifest()
     j.unlink()
@@ -546,7 +497,7 @@ def test_sample_seed_is_fresh_each_run_printed_and_repeatable(bank_copy):
     logs: list[str] = []
     for _ in range(2):
         assert bank.check(ops=OPS2, dtypes=DTYPES2, sample=5, log=logs.append) == []
-    seeds = [int(line.split("--seed ")[1].rstrip(")")) for line in logs]
+    seeds = [int(re.search(r"--seed (\d+)", line).group(1)) for line in logs]
     assert len(seeds) == 2 and seeds[0] != seeds[1], logs
     # one wrong expected value with a consistent hash: a sample that draws it names the seed
     _edit_file(bank_copy, "exp/float32.txt", lambda t: t.replace("-> 0x402df854", "-> 0x402df855"))
@@ -599,25 +550,47 @@ def test_full_check_catches_an_oracle_whose_forms_share_a_wrong_constant(bank_co
 # ---------------------------------------------------------------- interrupted refresh, real processes
 _KILLED_REFRESH = """
 import os, signal, sys
-from nbx.harness import bank
+from nbx.harness.bank import generate, refresh, storage
 
-class Os:                                   # os, except that the 3rd replace SIGKILLs this process:
-    def __getattr__(self, name):            # 1st the journal (the commit point), 2nd a bank file
-        return getattr(os, name)
+# SIGKILL this process at the n-th call of a step of the refresh: "stage" (writing a temp file,
+# before the journal, the commit point, exists) or "rename" (publishing, after it).
+ops, dtypes, point, n = sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3], int(sys.argv[4])
+calls = 0
 
-n = 0
-def replace(a, b):
-    global n
-    n += 1
-    if n == 3:
+def step():
+    global calls
+    calls += 1
+    if calls == n:
         os.kill(os.getpid(), signal.SIGKILL)
-    os.replace(a, b)
 
-bank.os = Os()
-bank.os.replace = replace
-bank.N_RANDOM = 40                          # every file changes
-bank.refresh(sys.argv[1].split(","), sys.argv[2].split(","), progress=False, log=lambda *a: None)
+if point == "stage":
+    stage = storage.stage
+    def staging(path, data):
+        step()
+        return stage(path, data)
+    storage.stage = staging
+else:
+    class Os:
+        def __getattr__(self, name):
+            return getattr(os, name)
+        def replace(self, a, b):
+            step()
+            os.replace(a, b)
+    storage.os = Os()
+generate.N_RANDOM = 40                      # every file changes
+refresh(ops, dtypes, progress=False, log=lambda *a: None)
 """
+
+
+def _kill_refresh(base: Path, point: str, n: int) -> None:
+    """A real refresh of OPS2 x DTYPES2 into `base`, SIGKILLed at the n-th `point` ("stage" or
+    "rename")."""
+    env = {**os.environ, "NBX_BANK": str(base), "PYTHONPATH": str(REPO)}
+    p = subprocess.run([sys.executable, "-c", _KILLED_REFRESH, ",".join(OPS2), ",".join(DTYPES2), point,
+                        str(n)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    bank._MANIFEST.clear()
+
 
 _READER = """
 import sys, time
@@ -635,9 +608,7 @@ print("read", len(m["files"]))
 def test_refresh_killed_after_its_commit_point_then_three_readers_at_once(bank_copy, monkeypatch):
     env = {**os.environ, "NBX_BANK": str(bank_copy), "PYTHONPATH": str(REPO)}
     ops, dts = ",".join(OPS2), ",".join(DTYPES2)
-    p = subprocess.run([sys.executable, "-c", _KILLED_REFRESH, ops, dts], cwd=REPO, env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == -signal.SIGKILL, p.stderr
+    _kill_refresh(bank_copy, "rename", 2)
     assert (bank_copy / bank.JOURNAL).exists()
     assert [q for q in bank_copy.rglob(".*.tmp-*")], "no temp files left: killed too late"
     problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
@@ -657,5 +628,273 @@ def test_refresh_killed_after_its_commit_point_then_three_readers_at_once(bank_c
     _assert_matches_manifest(bank_copy)
     bank._MANIFEST.clear()
     with monkeypatch.context() as mp:
-        mp.setattr(bank, "N_RANDOM", 40)        # the bank is now wholly the killed refresh's
+        mp.setattr(bank.generate, "N_RANDOM", 40)        # the bank is now wholly the killed refresh's
         assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
+
+
+# ---------------------------------------------------------------- a complete bank
+def _drop_cases(base: Path, rel: str, tag: str, *, unresolved: int = 0) -> list[str]:
+    """Delete every case line tagged `tag`, then fix up the header's counts (raising `unresolved=` by
+    `unresolved`) and the manifest's count and hash, as a careful forger would. Returns the deleted
+    lines' inputs."""
+    p = base / rel
+    lines = p.read_text().splitlines(keepends=True)
+    gone = [ln.split(" -> ")[0] for ln in lines[3:] if ln.rstrip().endswith(f"# {tag}")]
+    keep = lines[:3] + [ln for ln in lines[3:] if not ln.rstrip().endswith(f"# {tag}")]
+    n = len(keep) - 3
+    keep[1] = re.sub(r"cases=\d+ unresolved=(\d+)",
+                     lambda m: f"cases={n} unresolved={int(m.group(1)) + unresolved}", keep[1])
+    p.write_text("".join(keep))
+    _edit_manifest(base, lambda m: m["files"][rel].update(cases=n, sha256=bank.sha256(p.read_bytes())))
+    return gone
+
+
+@pytest.mark.parametrize("raise_unresolved", [False, True], ids=["counts", "counts-and-unresolved"])
+def test_deleted_cases_with_fixed_counts_and_hashes_fail_both_check_modes(bank_copy, capsys,
+                                                                           raise_unresolved):
+    from nbx import cli
+    rel = "exp/float32.txt"
+    gone = _drop_cases(bank_copy, rel, "special", unresolved=59 if raise_unresolved else 0)
+    assert len(gone) == 59
+    for mode in ([], ["--full", "--quiet"]):
+        rc = cli.main(["bank", "check", "--op", "exp", "--dtype", "float32", *mode])
+        out = capsys.readouterr().out
+        assert rc == 1, out
+        missing = [ln for ln in out.splitlines() if "inputs are missing" in ln]
+        assert len(missing) == 1 and rel in missing[0], out
+        assert f"59 of the generator's {59 + 96} inputs are missing" in missing[0]
+        assert ", ".join(f"{x} (special)" for x in gone[:4]) + ", ..." in missing[0], missing[0]
+        if raise_unresolved:
+            assert f"header unresolved={len(gone)} but the file lists 0" in out, out
+
+
+def test_a_wrong_expected_value_with_its_hash_updated_is_caught_by_full(bank_copy):
+    rel = "exp/float32.txt"
+    lines = (bank_copy / rel).read_text().splitlines(keepends=True)
+    i = next(k for k, ln in enumerate(lines) if ln.rstrip().endswith("# random"))
+    body, _, tag = lines[i].partition("   # ")
+    left, right = body.split(" -> ")
+    lines[i] = f"{left} -> {hex(int(right, 16) ^ 1)}   # {tag}"
+    _edit_file(bank_copy, rel, lambda _t: "".join(lines))
+    assert bank.check(ops=OPS2, dtypes=DTYPES2, verify=False) == []      # consistent but for mpmath
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2, full=True)
+    assert len(problems) == 1 and problems[0].startswith(f"{rel}: 1 of 155 cases disagree"), problems
+    assert f"inputs {left}" in problems[0]
+    # a sample of every case is the same check
+    problems = bank.check(ops=["exp"], dtypes=["float32"], sample=155, seed=1)
+    assert len(problems) == 1 and f"case {i - 3}" in problems[0], problems
+
+
+def _undecidable(monkeypatch, xs) -> None:
+    """Patch exp's mpmath form to sit within the working precision of a float32 midpoint at `xs`
+    (1 + 2^-24, nudged by 2^-(prec-4): a different value at each precision, never clear of the
+    boundary), so that Ziv's loop cannot decide them and they are not exact."""
+    import dataclasses
+
+    import mpmath
+    from oracles import ORACLES
+    good = ORACLES["exp"]
+    bad = {mpmath.mpf(float(x)) for x in xs}
+
+    def mp(x, **k):
+        if x in bad:
+            return mpmath.mpf(1) + mpmath.ldexp(1, -24) + mpmath.ldexp(1, 4 - mpmath.mp.prec)
+        return good.mp(x, **k)
+    monkeypatch.setitem(ORACLES, "exp", dataclasses.replace(good, mp=mp))
+
+
+def test_unresolved_inputs_are_listed_bounded_and_retried_by_full(bank_copy, monkeypatch):
+    rel = "exp/float32.txt"
+    t = Target("exp", {}, D.float32)
+    arrays, tags = bank.bank_inputs(t)
+    xs = arrays[0][-2:]                                  # the last two random inputs
+    with monkeypatch.context() as mp:
+        _undecidable(mp, xs)
+        bank.refresh(["exp"], ["float32"], progress=False, log=_quiet)
+        text = (bank_copy / rel).read_text()
+        assert "cases=153 unresolved=2" in text.splitlines()[1]
+        listed = [ln for ln in text.splitlines() if "-> unresolved" in ln]
+        assert [ln.split(" ")[0] for ln in listed] == [hex(int(b)) for b in _bits(xs)]
+        assert all("# random; Ziv undecided at 1024 bits, not exact" in ln for ln in listed), listed
+        assert bank.check(ops=["exp"], dtypes=["float32"], full=True) == []     # still undecided
+        bf = bank.load(t)
+        assert len(bf.expected) == 153 and [u.tag for u in bf.unresolved] == ["random", "random"]
+
+        # more than MAX_UNRESOLVED: refresh refuses and writes nothing
+        before = _snapshot(bank_copy)
+        _undecidable(mp, arrays[0][-(bank.MAX_UNRESOLVED + 1):])
+        with pytest.raises(bank.BankError, match=rf"more than {bank.MAX_UNRESOLVED} inputs.*exp/float32"):
+            bank.refresh(["exp"], ["float32"], progress=False, log=_quiet)
+        assert _snapshot(bank_copy) == before
+
+    # with the real oracle, --full decides them again: the bank is stale
+    problems = bank.check(ops=["exp"], dtypes=["float32"], full=True)
+    assert len(problems) == 2 and all("listed unresolved, but mpmath now decides" in q for q in problems)
+    assert all(f"{rel}:{3 + 154}" in q or f"{rel}:{3 + 155}" in q for q in problems), problems
+
+    # an unresolved line deleted (counts fixed) is a missing input; more than the bound fails
+    _edit_file(bank_copy, rel, lambda s: s.replace(listed[0] + "\n", "").replace("unresolved=2", "unresolved=1"))
+    problems = bank.check(ops=["exp"], dtypes=["float32"], verify=False)
+    assert len(problems) == 1 and "1 of the generator's 155 inputs are missing" in problems[0], problems
+    assert f"unresolved): {listed[0].split()[0]} (random) (edited" in problems[0], problems
+    lines = (bank_copy / rel).read_text().splitlines(keepends=True)
+    for k in range(3, 3 + bank.MAX_UNRESOLVED + 1):
+        lines[k] = lines[k].split(" -> ")[0] + " -> unresolved   # special; forged\n"
+    lines[1] = lines[1].replace("cases=153 unresolved=1", f"cases={153 - bank.MAX_UNRESOLVED - 1} "
+                                f"unresolved={bank.MAX_UNRESOLVED + 2}")
+    _edit_file(bank_copy, rel, lambda _t: "".join(lines))
+    _edit_manifest(bank_copy, lambda m: m["files"][rel].update(cases=153 - bank.MAX_UNRESOLVED - 1))
+    problems = bank.check(ops=["exp"], dtypes=["float32"], verify=False)
+    assert any(f"{bank.MAX_UNRESOLVED + 2} unresolved inputs, more than the {bank.MAX_UNRESOLVED} allowed"
+               in q for q in problems), problems
+
+
+# ---------------------------------------------------------------- leftovers, killed refreshes, finish
+def test_leftover_temp_and_lock_files_are_reported_and_finish_cleans_them(bank_copy, capsys):
+    from nbx import cli
+    before = _snapshot(bank_copy)
+    (bank_copy / bank.LOCK).write_text("")                          # nobody holds it
+    (bank_copy / "exp" / ".float32.txt.tmp-12345").write_text("half a file")
+    (bank_copy / ".refresh-journal.json.k2j4x9.tmp").write_text("{")
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2)
+    assert len(problems) == 3, problems
+    assert any(str(bank_copy / bank.LOCK) in q and "no process holds it" in q for q in problems)
+    assert sum("leftover temp file" in q for q in problems) == 2
+    assert all("`nbx bank finish` removes it" in q for q in problems), problems
+
+    assert cli.main(["bank", "finish"]) == 0
+    out = capsys.readouterr().out
+    assert "no refresh pending, 2 leftover temp file(s) and 1 leftover lock file removed" in out, out
+    assert "removed exp/.float32.txt.tmp-12345" in out
+    assert _snapshot(bank_copy) == before and not (bank_copy / bank.LOCK).exists()
+    assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
+
+
+def test_check_reports_a_lock_held_by_a_running_writer(bank_copy):
+    with bank.storage.lock(bank_copy):
+        problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
+    assert len(problems) == 1 and "a refresh or finish is running now" in problems[0], problems
+    assert bank.check(ops=OPS2, dtypes=DTYPES2, verify=False) == []
+
+
+def _dotfiles(base: Path) -> list[str]:
+    return sorted(p.relative_to(base).as_posix() for p in base.rglob(".*"))
+
+
+@pytest.mark.parametrize("point,n", [("stage", 3), ("rename", 2), ("rename", 7)],
+                         ids=["while-staging", "after-one-rename", "before-the-manifest-rename"])
+def test_killed_refresh_is_restored_by_finish(bank_copy, monkeypatch, capsys, point, n):
+    """A real refresh SIGKILLed while staging (before the journal) or while renaming (after it; the
+    7th rename is the manifest's): `nbx bank finish` leaves a whole bank that passes the check."""
+    from nbx import cli
+    before = _snapshot(bank_copy)
+    _kill_refresh(bank_copy, point, n)
+    left = _dotfiles(bank_copy)
+    assert bank.LOCK in left and any(bank.is_temp(Path(x).name) for x in left), left
+    after = _snapshot(bank_copy)
+    renamed = sorted(k for k in before if after.get(k) != before[k])
+    if point == "stage":
+        assert bank.JOURNAL not in left and renamed == []            # the old bank, whole
+    else:
+        assert bank.JOURNAL in left and len(renamed) == n - 1 and bank.MANIFEST not in renamed
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
+    assert problems and all("nbx bank finish" in q for q in problems), problems
+
+    assert cli.main(["bank", "finish"]) == 0
+    out = capsys.readouterr().out
+    assert ("completed an interrupted refresh" if point == "rename" else "no refresh pending") in out, out
+    assert "1 leftover lock file removed" in out
+    assert _dotfiles(bank_copy) == []
+    _assert_matches_manifest(bank_copy)
+    with monkeypatch.context() as mp:
+        if point == "rename":
+            mp.setattr(bank.generate, "N_RANDOM", 40)     # the bank is now wholly the killed refresh's
+        else:
+            assert _snapshot(bank_copy) == before
+        assert bank.check(ops=OPS2, dtypes=DTYPES2) == []
+
+
+def _tamper_temp(base: Path, journal: dict) -> str:
+    r = journal["renames"][2]                    # a file not yet renamed
+    (base / r["from"]).write_text((base / r["from"]).read_text().replace("0x", "0X", 1))
+    return "has sha256"
+
+
+def _tamper_temp_and_its_hash(base: Path, journal: dict) -> str:
+    r = journal["renames"][2]
+    p = base / r["from"]
+    p.write_text(p.read_text().replace("# random", "# special", 1))
+    r["sha256"] = bank.sha256(p.read_bytes())
+    return "the staged manifest does not list"
+
+
+def _not_a_bank_file(base: Path, journal: dict) -> str:
+    r = journal["renames"][2]
+    new = str(Path(r["to"]).with_name("float128.txt"))
+    (base / r["from"]).rename(base / Path(r["from"]).with_name(f".float128.txt.tmp-{r['from'].rsplit('-', 1)[1]}"))
+    r["from"] = str(Path(r["from"]).with_name(f".float128.txt.tmp-{r['from'].rsplit('-', 1)[1]}"))
+    r["to"] = new
+    return "is not the bank file of any target"
+
+
+def _outside_the_bank(base: Path, journal: dict) -> str:
+    r = journal["renames"][2]
+    top = Path(r["to"]).parts[0]
+    outside = base.parent / "outside"
+    shutil.move(base / top, outside)
+    (base / top).symlink_to(outside)
+    return "outside the bank"
+
+
+def _a_path_escape(base: Path, journal: dict) -> str:
+    journal["renames"][2]["to"] = "../" + journal["renames"][2]["to"]
+    return "malformed refresh journal, rename 2"
+
+
+TAMPERS = [_tamper_temp, _tamper_temp_and_its_hash, _not_a_bank_file, _outside_the_bank, _a_path_escape]
+
+
+@pytest.mark.parametrize("tamper", TAMPERS, ids=lambda f: f.__name__.strip("_"))
+def test_finish_refuses_a_tampered_journal_and_changes_nothing(bank_copy, capsys, tamper):
+    from nbx import cli
+    _kill_refresh(bank_copy, "rename", 2)
+    j = bank_copy / bank.JOURNAL
+    journal = json.loads(j.read_text())
+    words = tamper(bank_copy, journal)
+    j.write_text(json.dumps(journal))
+    before = {k: v for k, v in _snapshot(bank_copy).items() if k != bank.LOCK}
+    assert cli.main(["bank", "finish"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"nbx bank finish: {j}") and words in out, out
+    assert "nothing was changed" in out and "git checkout reference_bank" in out
+    assert {k: v for k, v in _snapshot(bank_copy).items() if k != bank.LOCK} == before
+    problems = bank.check(ops=OPS2, dtypes=DTYPES2)
+    assert len(problems) == 1 and words in problems[0], problems
+    with pytest.raises(bank.BankError, match=re.escape(words)):
+        bank.load_manifest()                               # a reader does not apply it either
+
+
+def test_refresh_of_a_read_only_bank_exits_3_before_computing(tmp_path):
+    """A bank directory the user cannot write. Root writes anywhere, so a root test runs the command
+    without the capabilities that allow it (setpriv), as any other user would run it."""
+    base = tmp_path / "bank"
+    base.mkdir()
+    shutil.copy(REPO / "reference_bank" / bank.MANIFEST, base / bank.MANIFEST)
+    prefix = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: no directory is read-only to root")
+        prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+    os.chmod(base, 0o555)
+    try:
+        env = {**os.environ, "NBX_BANK": str(base), "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+        p = subprocess.run([*prefix, sys.executable, "-m", "nbx", "bank", "refresh", "--op", "exp",
+                            "--progress", "lines"], cwd=REPO, env=env, capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 3, (p.stdout, p.stderr)
+        assert p.stdout == "" and len(p.stderr.splitlines()) == 1, p.stderr   # no progress: nothing computed
+        assert p.stderr.startswith(f"nbx bank refresh: cannot write to {base} (Permission denied)"), p.stderr
+        assert sorted(x.name for x in base.iterdir()) == [bank.MANIFEST]
+    finally:
+        os.chmod(base, 0o755)
