@@ -2,7 +2,10 @@
 where | repro`.
 
 `python -m nbx ...` is the same program. Exit codes: 0 success; 1 a failing gate, bank check or
-diff (a regression); 2 a usage error or input that cannot be used (argparse's convention).
+diff (a regression); 2 a usage error or input that cannot be used (argparse's convention); 3 an
+environment failure (a full disk or file-size limit, a read-only or unwritable path, a missing
+optional dependency), said in one line on stderr with the path and what to do. `nbx run` and
+`nbx report merge` exit with the verdict of the gate they print.
 
 Building the parser imports nothing beyond the standard library (and nbx's backend choice, which
 the package makes on import), so that `nbx --help` answers at once: each command imports Triton,
@@ -10,8 +13,9 @@ the kernels and the harness inside its function.
 """
 from __future__ import annotations
 
-import itertools
 import argparse
+import errno
+import itertools
 import sys
 from pathlib import Path
 
@@ -23,12 +27,42 @@ HISTORY = REPORTS / "runs"
 PROFILE_NAMES = ("ci", "nightly", "exhaustive")
 # harness.peers.TARGETS, likewise (tests/test_peers.py checks that the two agree)
 TARGET_NAMES = ("nbx", "torch")
-EXIT_TEXT = ("exit status: 0 success; 1 a failing gate, bank check or diff; 2 a usage error or "
-             "input that cannot be used")
+EXIT_TEXT = ("exit status: 0 success (a gate passed); 1 a failing gate, bank check or diff; 2 a usage "
+             "error or input that cannot be used; 3 an environment failure: a full disk or file-size "
+             "limit, a read-only or unwritable path, a missing optional dependency")
+EXIT_ENVIRONMENT = 3
 
 
 class UsageError(Exception):
     pass
+
+
+class EnvironmentFailure(Exception):
+    """Exit 3: the machine, not the arguments or the library, stops the command (a full disk, a
+    file-size limit, a read-only or unwritable path, a missing optional dependency). The message is
+    one line naming the path and what to do."""
+
+
+# What to do about a write that failed, by errno; "{elsewhere}" names the option that writes
+# somewhere else.
+_ADVICE = {
+    errno.ENOSPC: "the disk is full: free space, or write elsewhere ({elsewhere})",
+    errno.EDQUOT: "the disk quota is used up: free space, or write elsewhere ({elsewhere})",
+    errno.EFBIG: "a file would pass the file-size limit (`ulimit -f`): raise it, or write elsewhere ({elsewhere})",
+    errno.EROFS: "the file system is read-only: write elsewhere ({elsewhere})",
+    errno.EACCES: "no permission: make it writable, or write elsewhere ({elsewhere})",
+    errno.EPERM: "no permission: make it writable, or write elsewhere ({elsewhere})",
+    errno.ENOTDIR: "a file is in the way of the directory: move it, or write elsewhere ({elsewhere})",
+    errno.EEXIST: "a file is in the way of the directory: move it, or write elsewhere ({elsewhere})",
+}
+
+
+def _cannot_write(e: OSError, what: str, where, elsewhere: str, note: str = "") -> EnvironmentFailure:
+    """The exit-3 failure of a write of `what` to `where` that raised `e`, in one line."""
+    name = errno.errorcode.get(e.errno, "") if e.errno else ""
+    why = f"{e.strerror or e}" + (f" ({name})" if name else "")
+    advice = _ADVICE.get(e.errno, "check the path, or write elsewhere ({elsewhere})").format(elsewhere=elsewhere)
+    return EnvironmentFailure(f"cannot write {what} to {where}: {why}; {advice}{note}")
 
 
 def _git_commit() -> str:
@@ -88,11 +122,16 @@ def _check_names(ops, dtypes):
 
 
 def _load_report(path, what: str = "report"):
-    """A report from a path the user gave: a missing or unreadable one is a usage error."""
+    """A report from a path the user gave: a missing or unreadable one, or one whose directory is
+    marked incomplete (a run stopped while writing it), is a usage error."""
     from .harness.report import load_report
+    from .harness.report.json_report import incomplete_reason
     p = Path(path) if path else REPORTS / "latest"
     if not p.exists():
         raise UsageError(f"no {what} at {p}" + ("; run `nbx run` first" if not path else ""))
+    why = incomplete_reason(p)
+    if why:
+        raise UsageError(f"cannot use the {what} at {p}: {why}")
     try:
         return load_report(p)
     except (OSError, ValueError) as e:
@@ -106,39 +145,81 @@ def _gate_of(rep, **kw):
     return None if rep.shard is not None else gate.evaluate(rep, **kw)
 
 
+def _exit_of(verdict, measurements, stopped: bool) -> int:
+    """The exit status of a command that gated (or, for a lone shard, could not): the verdict's;
+    a lone shard fails on what fails any gate of it, a job that raised or a stopped run."""
+    if verdict is not None:
+        return 0 if verdict.passed else 1
+    return 1 if stopped or any(m.error for m in measurements if m.is_nbx) else 0
+
+
+def _print_verdict(verdict, indent: str = "  ") -> None:
+    """The verdict line, and the failures of a failing gate."""
+    from .harness import gate
+    print(f"{indent}{_verdict_line(verdict)}")
+    if verdict is not None and not verdict.passed:
+        for line in gate.format_failures(verdict.failures, limit=20).splitlines()[1:]:
+            print(f"{indent}  {line}")
+
+
 def _verdict_line(verdict) -> str:
     if verdict is None:
         return "gate: not evaluated (a lone shard; gate the merged report)"
     return "gate: PASS" if verdict.passed else f"gate: FAIL ({len(verdict.failures)} failure(s))"
 
 
-def _writable(directory: Path, what: str) -> None:
+def _writable(directory: Path, what: str, elsewhere: str) -> None:
     """Check, before any work, that `what` can be written into `directory` (made if missing):
-    a command that measures for an hour and then cannot save is a usage error found at once."""
+    a command that measures for an hour and then cannot save fails at once instead (exit 3)."""
     from .harness.report import check_writable_dir
     try:
         check_writable_dir(directory)
     except OSError as e:
-        raise UsageError(f"cannot write {what} to {directory}: {e.strerror or e}") from None
+        raise _cannot_write(e, what, directory, elsewhere) from None
 
 
-def _claim(directory: Path, what: str):
-    """The open lock of `directory` (report.json_report.claim_dir) after checking it can be
-    written; another process's claim, or a directory that cannot be written, is a usage error.
-    Close the returned file, or let the process end, to release it."""
+def _claim(directory: Path, what: str, elsewhere: str):
+    """The claim of `directory` (report.json_report.claim_dir, a DirClaim) after checking it can be
+    written: another process's claim is a usage error, a directory that cannot be written an
+    environment failure. Leaving its `with` block releases it and removes the lock file."""
     from .harness.report import DirectoryInUse, claim_dir
     try:
-        lock = claim_dir(directory)
+        claim = claim_dir(directory)
     except DirectoryInUse as e:
         raise UsageError(str(e)) from None
     except OSError as e:
-        raise UsageError(f"cannot write {what} to {directory}: {e.strerror or e}") from None
+        raise _cannot_write(e, what, directory, elsewhere) from None
     try:
-        _writable(directory, what)
+        _writable(directory, what, elsewhere)
     except BaseException:
-        lock.close()
+        claim.release()
         raise
-    return lock
+    return claim
+
+
+def _publish(rep, run_dir: Path, latest: Path | None, *, verdict, previous, what: str,
+             elsewhere: str) -> None:
+    """Write the report files into run_dir, complete or marked incomplete: the INCOMPLETE marker
+    goes in first and comes out once every file is written, and only then does `latest` move to
+    run_dir. A write that fails (a full disk, a file-size limit) is an environment failure whose
+    message says the directory is marked incomplete."""
+    from .harness.report import atomic_symlink, write_report
+    from .harness.report.json_report import INCOMPLETE_FILE, mark_complete, mark_incomplete
+    try:
+        mark_incomplete(run_dir, run_id=rep.run_id)
+        write_report(rep, run_dir, None, verdict=verdict, previous=previous)
+        mark_complete(run_dir)
+    except OSError as e:
+        marker = run_dir / INCOMPLETE_FILE
+        note = (f" ({marker} marks the directory incomplete)" if marker.exists() else
+                " (nothing was written)")
+        raise _cannot_write(e, what, run_dir, elsewhere, note) from None
+    if latest is not None:
+        try:
+            atomic_symlink(run_dir, latest)
+        except OSError as e:
+            raise _cannot_write(e, "the `latest` link", latest.parent, "--out, which moves no link",
+                                f" (the report in {run_dir} is complete)") from None
 
 
 # ---------------------------------------------------------------------- commands
@@ -147,33 +228,43 @@ def cmd_run(a) -> int:
 
     import nbx
     from .harness import progress, runner
-    from .harness.report import Report, find_previous, new_run_id, write_report
+    from .harness.report import Report, find_previous, new_run_id
     _check_names(a.op, a.dtype)
     names = _targets(a.target)
     # The report's directory is claimed and known writable before any measuring: a second run
-    # into it, or a directory that cannot be written, fails here with exit 2 and not after the work.
+    # into it fails here with exit 2, a directory that cannot be written with exit 3, and neither
+    # after the work.
     run_id = new_run_id()
     run_dir = Path(a.out) if a.out else HISTORY / run_id
     latest = None if a.out else REPORTS / "latest"
-    lock = _claim(run_dir, "the report")
-    if latest is not None:
-        _writable(latest.parent, "the `latest` link")
-    i, n = a.shard
-    progress.configure(mode=a.progress, tag=f"shard {i}/{n}" if n > 1 else "")
+    budgets = Path(a.budgets) if a.budgets else None
+    with _claim(run_dir, "the report", "--out DIR"):
+        if latest is not None:
+            _writable(latest.parent, "the `latest` link", "--out DIR, which moves no link")
+        i, n = a.shard
+        progress.configure(mode=a.progress, tag=f"shard {i}/{n}" if n > 1 else "")
 
-    def _stop(*_):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, _stop)   # a time limit (timeout, a scheduler) still gets a report
-    with lock:
-        ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet,
-                        bits=a.bits, target_names=names)
-        info = nbx.backend_info()
-        argv = sys.argv[1:] + [f"--interrupted={d}/{t}" for d, t in runner.INTERRUPTED]
-        rep = Report(run_id=run_id, backend=info, git_commit=_git_commit(), profile=a.profile,
-                     argv=argv, measurements=ms)
-        verdict = _gate_of(rep)
-        previous = find_previous(rep, a.history)
-        write_report(rep, run_dir, latest, verdict=verdict, previous=previous)
+        def _stop(*_):
+            raise KeyboardInterrupt
+        handler = signal.getsignal(signal.SIGTERM)
+        runner.INTERRUPTED.clear()
+        try:
+            # a time limit (timeout, a scheduler) stops the measuring and still gets a report
+            signal.signal(signal.SIGTERM, _stop)
+            ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet,
+                            bits=a.bits, target_names=names)
+            # what was measured is written whole: a SIGTERM from here on waits for it
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            info = nbx.backend_info()
+            argv = sys.argv[1:] + [f"--interrupted={d}/{t}" for d, t in runner.INTERRUPTED]
+            rep = Report(run_id=run_id, backend=info, git_commit=_git_commit(), profile=a.profile,
+                         argv=argv, measurements=ms)
+            verdict = _gate_of(rep, budgets_path=budgets)
+            previous = find_previous(rep, a.history)
+            _publish(rep, run_dir, latest, verdict=verdict, previous=previous, what="the report",
+                     elsewhere="--out DIR")
+        finally:
+            signal.signal(signal.SIGTERM, handler)
     own = [m for m in ms if m.is_nbx]
     errors = sum(1 for m in own if m.error)
     print(f"nbx run: {len(own)} measurements on {info['id']} ({info['device']}), profile {a.profile}; "
@@ -183,10 +274,13 @@ def cmd_run(a) -> int:
         where = peer[0].target_info if peer else name
         print(f"  peer {where}: {len(peer)} measurements, {sum(1 for m in peer if m.error)} raised "
               f"(reported, not gated)")
-    print(f"  {_verdict_line(verdict)}; summary: {run_dir / 'summary.md'}")
+    for d, t in runner.INTERRUPTED:
+        print(f"  stopped after {d} of {t} jobs (SIGTERM or SIGINT): the rest were not measured")
     for m in [m for m in own if m.error][:10]:
         print(f"  {m.op} {m.dtype} {m.suite}: {m.error}")
-    return 0
+    _print_verdict(verdict)
+    print(f"  summary: {run_dir / 'summary.md'}")
+    return _exit_of(verdict, ms, bool(runner.INTERRUPTED))
 
 
 def _targets(given) -> tuple:
@@ -198,55 +292,76 @@ def _targets(given) -> tuple:
     for n in names[1:]:
         try:
             peers.load(n)
-        except peers.PeerUnavailable as e:
-            raise UsageError(str(e)) from None
+        except peers.PeerUnavailable as e:     # an optional dependency missing: exit 3
+            raise EnvironmentFailure(str(e)) from None
     return tuple(names)
 
 
 def cmd_gate(a) -> int:
     import contextlib
 
-    from .harness import budgets as B
     from .harness import gate
-    from .harness.report import find_previous, write_report
+    from .harness.report import find_previous
     _check_names(a.op, a.dtype)
     rep = _load_report(a.report)
     if a.update:
-        bid = rep.backend_id
-        if not bid:
-            import nbx
-            bid = nbx.backend_id()
-        bpath = Path(a.budgets) if a.budgets else B.path_for(bid)
-        _writable(bpath.parent, "the budget file")
-        src = {"run_id": rep.run_id, "profile": rep.profile, "commit": rep.git_commit, "backend": bid}
-        # load, update and save under one lock: a concurrent --update is applied after this one,
-        # not overwritten by it (B.save alone is atomic but not a read-modify-write)
-        with B.locked(bpath):
-            new, changes = B.update(B.load(bpath), rep.measurements, everything=a.all,
-                                    raise_only=a.raise_only, source=src)
-            new["backend"] = bid
-            B.save(new, bpath)
-        print(f"budgets {bpath}: {len(changes)} change(s)")
-        for k, old, v in changes:
-            print(f"  {k:<40} {old if old is not None else '(new)'} -> {v}")
-        for _, why in B.unexplained(new):
-            print(f"  needs a reason: {why}; add \"reason\" to the entry (the gate fails until it has one)")
-        return 0
-    lock = contextlib.nullcontext()
+        return _update_budgets(a, rep)
+    claim = contextlib.nullcontext()
     if a.write:
         target = Path(a.report) if a.report else REPORTS / "latest"
         run_dir = target if target.is_dir() else target.parent
-        lock = _claim(run_dir, "the rewritten summary")
-    with lock:
+        claim = _claim(run_dir, "the rewritten summary", "nothing: gate without --write")
+    with claim:
         verdict = gate.evaluate(rep, budgets_path=Path(a.budgets) if a.budgets else None, ops=a.op,
                                 dtypes=a.dtype, check_bank=not a.no_bank)
         print(f"nbx gate: report {rep.run_id} ({verdict.backend_id}, profile {rep.profile}) against "
               f"{verdict.budgets_path}")
         print(gate.format_failures(verdict.failures))
         if a.write:
-            write_report(rep, run_dir, None, verdict=verdict, previous=find_previous(rep, a.history))
+            _publish(rep, run_dir, None, verdict=verdict, previous=find_previous(rep, a.history),
+                     what="the rewritten summary", elsewhere="nothing: gate without --write")
             print(f"nbx gate: rewrote the summary, junit.xml and report.html in {run_dir}")
     return 1 if verdict.failures else 0
+
+
+def _update_budgets(a, rep) -> int:
+    """`nbx gate --update`: new budget entries from a report, into the budget file (created when
+    there is none: how a new backend starts). It writes and gates nothing else, and says so, with
+    the measurements that got no entry (the gate fails on those)."""
+    import math
+
+    from .harness import budgets as B
+    bid = rep.backend_id
+    if not bid:
+        import nbx
+        bid = nbx.backend_id()
+    bpath = Path(a.budgets) if a.budgets else B.path_for(bid)
+    _writable(bpath.parent, "the budget file", "--budgets FILE")
+    src = {"run_id": rep.run_id, "profile": rep.profile, "commit": rep.git_commit, "backend": bid}
+    # load, update and save under one lock: a concurrent --update is applied after this one,
+    # not overwritten by it (B.save alone is atomic but not a read-modify-write)
+    try:
+        with B.locked(bpath):
+            new, changes = B.update(B.load(bpath, missing_ok=True), rep.measurements, everything=a.all,
+                                    raise_only=a.raise_only, source=src)
+            new["backend"] = bid
+            B.save(new, bpath)
+    except OSError as e:
+        raise _cannot_write(e, "the budget file", bpath, "--budgets FILE") from None
+    print(f"budgets {bpath}: {len(changes)} change(s)")
+    for k, old, v in changes:
+        print(f"  {k:<40} {old if old is not None else '(new)'} -> {v}")
+    for _, why in B.unexplained(new):
+        print(f"  needs a reason: {why}; add \"reason\" to the entry (the gate fails until it has one)")
+    skipped = [m for m in rep.measurements if m.is_nbx and (m.error or not m.cases or not math.isfinite(
+        m.order_max_ulp if m.order_cases else m.max_ulp))]
+    for m in skipped[:20]:
+        why = f"raised: {m.error}" if m.error else "no cases" if not m.cases else "a figure that is not finite"
+        print(f"  no entry from {m.op} {m.dtype} {m.suite} ({why}); the gate fails on it")
+    for s in rep.option_values("--interrupted") or ():
+        print(f"  the run was stopped after {s} jobs: the jobs it did not measure have no entries")
+    print("gate: not evaluated (--update writes budgets only); review the diff, then run `nbx gate`")
+    return 0
 
 
 def cmd_bank(a) -> int:
@@ -305,7 +420,7 @@ def cmd_bank(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from .harness.report import diff_reports, find_previous, format_diff, merge_reports, write_report
+    from .harness.report import diff_reports, find_previous, format_diff, merge_reports
     from .harness.report.diff import incomparable
     if a.report_cmd == "history":
         from .harness.report import format_history, load_history
@@ -321,15 +436,22 @@ def cmd_report(a) -> int:
             merged = merge_reports(shards)
         except ValueError as e:
             raise UsageError(str(e)) from None
-        if a.latest:
-            _writable(REPORTS, "the `latest` link")
-        with _claim(Path(a.out), "the merged report"):
-            verdict = _gate_of(merged)
-            write_report(merged, Path(a.out), REPORTS / "latest" if a.latest else None,
-                         verdict=verdict, previous=find_previous(merged, a.history))
+        # the merged report keeps the first shard's argv: every shard's stop goes with it, so that
+        # the gate names the jobs a time limit cut from any shard
+        merged.argv = list(merged.argv) + [f"--interrupted={v}" for r in shards[1:]
+                                           for v in r.option_values("--interrupted") or ()]
+        out = Path(a.out)
+        latest = REPORTS / "latest" if a.latest else None
+        if latest is not None:
+            _writable(latest.parent, "the `latest` link", "no --latest")
+        with _claim(out, "the merged report", "another OUT"):
+            verdict = _gate_of(merged, budgets_path=Path(a.budgets) if a.budgets else None)
+            _publish(merged, out, latest, verdict=verdict, previous=find_previous(merged, a.history),
+                     what="the merged report", elsewhere="another OUT")
         print(f"merged {len(a.shards)} shards ({len(merged.measurements)} measurements) into {a.out}")
-        print(f"  {_verdict_line(verdict)}; summary: {Path(a.out) / 'summary.md'}")
-        return 0
+        _print_verdict(verdict)
+        print(f"  summary: {out / 'summary.md'}")
+        return _exit_of(verdict, merged.measurements, bool(merged.option_values("--interrupted")))
     old, new = _load_report(a.old, "old report"), _load_report(a.new, "new report")
     why = incomparable(old, new)
     if why and not a.force:
@@ -345,7 +467,7 @@ def cmd_ops(a) -> int:
 
     import nbx
     from .harness import budgets as B
-    data = B.load(B.path_for(nbx.backend_id()))["budgets"]
+    data = B.load(B.path_for(nbx.backend_id()), missing_ok=True)["budgets"]     # none yet: no column
     rows = []
     for name, spec in nbx.OPS.items():
         bud = [f"{d.name}:{B.describe(data[B.key(name, d.name)])}" for d in spec.dtypes
@@ -537,6 +659,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     history_help = ("where to look for the previous report of the same profile, backend and seed, "
                     "which the summary's changes are against (default: reports/runs)")
+    budgets_help = ("the budget file the report is gated with (default: reports/budgets/<backend-id>.json); "
+                    "a missing one fails the gate")
 
     r = _sub(sub, "run", "measure op x dtype x suite and write a report (report.json, summary.md, "
              "junit.xml, report.html)")
@@ -559,6 +683,7 @@ def parser() -> argparse.ArgumentParser:
                         "(to reproduce a range or split an exhaustive run; decided on the device where "
                         "the op has a device oracle)")
     r.add_argument("--history", default=str(HISTORY), metavar="DIR", help=history_help)
+    r.add_argument("--budgets", metavar="FILE", help=budgets_help)
     r.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
                    help="progress on stderr: a bar with rate and ETA (on a terminal, the auto "
                         "default), or a plain line every 30 s (lines: logs, parallel shards)")
@@ -573,7 +698,8 @@ def parser() -> argparse.ArgumentParser:
              "report, writes nothing unless --write or --update)")
     g.add_argument("--report", metavar="PATH", help="report.json or its directory (default: reports/latest)")
     g.add_argument("--budgets", metavar="FILE",
-                   help="budget file (default: reports/budgets/<backend-id>.json)")
+                   help="budget file (default: reports/budgets/<backend-id>.json); a missing one fails "
+                        "the gate, and --update creates it")
     g.add_argument("--op", action="append", metavar="OP",
                    help="gate only this op (repeatable; default: the ops the run was asked for)")
     g.add_argument("--dtype", action="append", metavar="DTYPE",
@@ -583,7 +709,8 @@ def parser() -> argparse.ArgumentParser:
                         "verdict (these budgets and selection)")
     g.add_argument("--history", default=str(HISTORY), metavar="DIR", help="with --write: " + history_help)
     g.add_argument("--update", action="store_true",
-                   help="write new budgets for improvements and new entries (no gating)")
+                   help="write new budgets for improvements and new entries, creating the file if "
+                        "there is none (gates nothing: review the diff, then run `nbx gate`)")
     g.add_argument("--all", action="store_true", help="with --update: also raise budgets (review the diff!)")
     g.add_argument("--raise-only", action="store_true",
                    help="with --update: only raise budgets and add new ones (the max over several runs)")
@@ -624,6 +751,7 @@ def parser() -> argparse.ArgumentParser:
     rm.add_argument("shards", nargs="+", help="shard report directories (or report.json files)")
     rm.add_argument("--latest", action="store_true", help="point reports/latest at the merged report")
     rm.add_argument("--history", default=str(HISTORY), metavar="DIR", help=history_help)
+    rm.add_argument("--budgets", metavar="FILE", help=budgets_help)
     rd = _sub(rs, "diff", "regressions and improvements from OLD to NEW; exit 1 on a regression. "
               "Refuses (exit 2) reports of different profiles, seeds or backends unless --force. "
               "An op correctly rounded in both (max ulp <= 0.5) is compared by its count not "
@@ -676,10 +804,20 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     try:
         return a.fn(a)
+    except EnvironmentFailure as e:
+        p.exit(EXIT_ENVIRONMENT, f"nbx {a.cmd}: {e}\n")
     except (UsageError, FileNotFoundError, ValueError) as e:
         # A usage error, or input that cannot be used (a missing file, a report of another
         # schema, a budget file that does not parse): exit 2, as argparse does for bad arguments.
         p.exit(2, f"nbx: error: {e}\n")
+    except OSError as e:
+        # A write or read the commands above do not name themselves: still an environment
+        # failure, in one line. The bank's commands keep their own handling (harness/bank.py).
+        if a.cmd == "bank":
+            raise
+        where = e.filename or "a file"
+        advice = _ADVICE.get(e.errno, "check the path").format(elsewhere="another path")
+        p.exit(EXIT_ENVIRONMENT, f"nbx {a.cmd}: {where}: {e.strerror or e}; {advice}\n")
 
 
 if __name__ == "__main__":

@@ -71,6 +71,8 @@ def test_run_writes_all_four_files(run_dir):
     for name in ("report.json", "summary.md", "junit.xml", "report.html"):
         assert (run_dir / name).is_file() and (run_dir / name).stat().st_size > 0, name
     assert not [p for p in run_dir.iterdir() if ".tmp" in p.name]
+    # a finished run leaves its report files only: no lock, no INCOMPLETE marker
+    assert not {".nbx-run.lock", "INCOMPLETE"} & {p.name for p in run_dir.iterdir()}
     rep = load_report(run_dir)
     assert rep.backend_id == nbx.backend_id()
     assert rep.profile == "ci"
@@ -84,14 +86,17 @@ def test_run_writes_all_four_files(run_dir):
 
 
 def test_gate_without_budgets_fails_then_update_then_passes(work, run_dir, tbank):
+    """No budget file: the gate fails naming it and how to create it; `--update` creates it from
+    nothing (how a new backend starts) and gates nothing; then the gate passes."""
     path = work / "gate-flow" / "budgets.json"
     p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", path, "--no-bank", bank_dir=tbank, cwd=work), 1)
-    assert "no budget for exp float32" in p.stdout
-    assert "no budget for add float32" in p.stdout and "add:alpha=2" in p.stdout
-    assert not path.exists()
+    assert "1 failure(s)" in p.stdout and f"{path}: no budget file" in p.stdout, p.stdout
+    assert "nbx gate --update" in p.stdout
+    assert not path.exists() and not path.parent.exists()
 
     p = ok(nbx_cmd("gate", "--report", run_dir, "--budgets", path, "--update", "--no-bank",
                    bank_dir=tbank, cwd=work))
+    assert "gate: not evaluated" in p.stdout and "PASS" not in p.stdout
     data = json.loads(path.read_text())
     assert set(data["budgets"]) == {"exp|float32", "add|float32", "add:alpha=2|float32"}
     assert data["backend"] == nbx.backend_id()
@@ -141,17 +146,77 @@ def test_gate_checks_the_bank(work, run_dir, tbank, budget_file):
 
 
 def test_gate_of_a_run_with_a_bank_error(work, tbank, budget_file):
-    """A run against a corrupted bank records the error; the gate fails that measurement."""
+    """A run against a corrupted bank records the error; the gate fails that measurement, and
+    `nbx run` exits 1 with it."""
     broken = work / "broken-bank-2"
     shutil.copytree(tbank, broken)
     f = broken / "exp" / "float32.txt"
     f.write_text(f.read_text() + "0x3f800000 -> 0x402df854   # duplicate\n")
     out = work / "run-broken"
     p = ok(nbx_cmd("run", "--op", "exp", "--dtype", "float32", "--suite", "bank", "--quiet", "--out", out,
-                   bank_dir=broken, cwd=work))
+                   "--budgets", budget_file, bank_dir=broken, cwd=work), 1)
     assert "1 raised" in p.stdout and "BankError" in p.stdout
+    assert "gate: FAIL" in p.stdout and "raised: BankError" in p.stdout
     p = ok(nbx_cmd("gate", "--report", out, "--budgets", budget_file, "--no-bank", bank_dir=broken, cwd=work), 1)
     assert "raised: BankError" in p.stdout
+
+
+BANK_RUN = ["run", "--op", "exp", "--dtype", "float32", "--suite", "bank", "--profile", "ci", "--quiet"]
+SWEEP_RUN = ["run", "--op", "exp", "--dtype", "float32", "--suite", "sweep", "--profile", "ci", "--quiet"]
+
+
+def test_run_exits_with_the_gate_verdict(work, tbank, budget_file):
+    """`nbx run` gates its report: exit 0 when it passes, 1 on a planted failing budget (exp
+    float32 measures 0.499 ulp on the ci sweep; 0.1 is planted), the failures printed."""
+    ok(nbx_cmd(*SWEEP_RUN, "--out", work / "verdict-pass", "--budgets", budget_file, bank_dir=tbank, cwd=work))
+    tight = work / "verdict-tight.json"
+    data = json.loads(budget_file.read_text())
+    data["budgets"]["exp|float32"]["max_ulp"] = 0.1
+    tight.write_text(json.dumps(data))
+    p = ok(nbx_cmd(*SWEEP_RUN, "--out", work / "verdict-fail", "--budgets", tight, bank_dir=tbank, cwd=work), 1)
+    assert "gate: FAIL (1 failure(s))" in p.stdout and "> budget 0.1" in p.stdout, p.stdout
+    assert (work / "verdict-fail" / "report.json").is_file()
+    p = ok(nbx_cmd(*SWEEP_RUN, "--out", work / "verdict-none", "--budgets", work / "no-such.json",
+                   bank_dir=tbank, cwd=work), 1)
+    assert f"{work / 'no-such.json'}: no budget file" in p.stdout, p.stdout
+
+
+def test_a_removed_budget_entry_fails_an_exact_measurement(work, tbank, budget_file):
+    """exp float32 on the bank is exact (0 ulp, every result correctly rounded): without its entry
+    the gate still fails, in `nbx run` and in `nbx gate`, naming the key."""
+    out = work / "exact"
+    ok(nbx_cmd(*BANK_RUN, "--out", out, "--budgets", budget_file, bank_dir=tbank, cwd=work))
+    assert load_report(out).measurements[0].max_ulp == 0
+    pruned = work / "pruned.json"
+    data = json.loads(budget_file.read_text())
+    del data["budgets"]["exp|float32"]
+    pruned.write_text(json.dumps(data))
+    p = ok(nbx_cmd("gate", "--report", out, "--budgets", pruned, bank_dir=tbank, cwd=work), 1)
+    assert "no budget for exp float32 (measured 0 ulp)" in p.stdout, p.stdout
+    p = ok(nbx_cmd(*BANK_RUN, "--out", work / "exact-2", "--budgets", pruned, bank_dir=tbank, cwd=work), 1)
+    assert "no budget for exp float32" in p.stdout, p.stdout
+
+
+def test_gate_refuses_a_report_marked_incomplete(work, run_dir, budget_file):
+    """A directory whose writer stopped while writing (INCOMPLETE is there) is not read as a report."""
+    from nbx.harness.report.json_report import INCOMPLETE_FILE, mark_incomplete
+    half = work / "half"
+    shutil.copytree(run_dir, half)
+    mark_incomplete(half, run_id="r", command="nbx run --out half")
+    for args in (["gate", "--report", half, "--budgets", budget_file],
+                 ["report", "merge", work / "half-merged", half], ["report", "diff", run_dir, half]):
+        p = ok(nbx_cmd(*args, bank_dir=None, cwd=work), 2)
+        assert f"{half} is incomplete" in p.stderr and "`nbx run --out half`" in p.stderr, p.stderr
+        assert INCOMPLETE_FILE in p.stderr and "Traceback" not in p.stderr
+    assert not (work / "half-merged").exists()
+
+
+def test_a_missing_optional_dependency_exits_3(tmp_path):
+    p = ok(nbx_cmd("run", "--target", "torch", "--op", "exp", "--dtype", "float32", "--out", tmp_path / "r",
+                   cwd=tmp_path, pre="sys.modules['torch'] = None"), 3)
+    assert p.stderr.startswith("nbx run: --target torch") and "pip install" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert not (tmp_path / "r" / "report.json").exists()
 
 
 @pytest.mark.parametrize("args", [
@@ -280,6 +345,15 @@ def test_sharded_runs_merge_to_the_unsharded_keys(work, run_dir, tbank, budget_f
     p = ok(nbx_cmd("gate", "--report", shards[0], "--budgets", budget_file, "--no-bank", bank_dir=None,
                    cwd=work), 1)
     assert "no measurement" in p.stdout
+    # merge exits with its gate's verdict
+    tight = work / "merge-tight.json"
+    data = json.loads(budget_file.read_text())
+    data["budgets"]["exp|float32"]["max_ulp"] = 0.1
+    tight.write_text(json.dumps(data))
+    p = ok(nbx_cmd("report", "merge", work / "merged-tight", *shards, "--budgets", tight, bank_dir=tbank,
+                   cwd=work), 1)
+    assert "gate: FAIL" in p.stdout and "> budget 0.1" in p.stdout, p.stdout
+    assert not (work / "merged-tight" / ".nbx-run.lock").exists()
     # merging a shard with itself is refused (a key in two shards)
     p = nbx_cmd("report", "merge", work / "dup", shards[0], shards[0], bank_dir=None, cwd=work)
     assert p.returncode == 2 and "one shard only" in p.stderr
@@ -318,11 +392,19 @@ def test_a_run_stopped_by_sigterm_still_writes_its_report(tmp_path):
                           "--quiet"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(8)
     p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=120)
+    out_text, err = p.communicate(timeout=120)
     rep = load_report(out)
     assert rep.measurements, err.decode()
     assert any(a.startswith("--interrupted=") for a in rep.argv), rep.argv
     assert b"interrupted after" in err
+    # the stop is a named gate failure, and the run's exit status is the gate's
+    assert p.returncode == 1, err.decode()
+    assert b"stopped after" in out_text and b"gate: FAIL" in out_text, out_text
+    g = subprocess.run([sys.executable, "-m", "nbx", "gate", "--report", str(out), "--no-bank"], env=env,
+                       cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert g.returncode == 1 and "the run was stopped" in g.stdout, g.stdout
+    assert "not measured: the run was stopped" in g.stdout
+    assert not (out / ".nbx-run.lock").exists() and not (out / "INCOMPLETE").exists()
 
 
 def test_gate_leaves_the_report_alone_unless_asked(work, run_dir, budget_file):
@@ -365,9 +447,11 @@ def test_repro_commands_from_a_generated_summary(work, tbank):
     """The summary's repro commands replay a parametrized op (gelu:approximate=tanh) and a ternary
     one (addcmul) as printed: label form, string parameter, three operands."""
     out = work / "repro-run"
-    ok(nbx_cmd("run", "--op", "gelu", "--op", "addcmul", "--dtype", "float32", "--suite", "sweep",
-               "--suite", "pairs", "--quiet", "--out", out, "--history", work / "no-history",
-               bank_dir=tbank, cwd=work))
+    # exit 1: the gate fails on the bank, which holds exp and add only; the report is written
+    p = ok(nbx_cmd("run", "--op", "gelu", "--op", "addcmul", "--dtype", "float32", "--suite", "sweep",
+                   "--suite", "pairs", "--quiet", "--out", out, "--history", work / "no-history",
+                   bank_dir=tbank, cwd=work), 1)
+    assert "no bank file for gelu float32" in p.stdout and (out / "report.json").is_file()
     tight = work / "repro-budgets.json"
     tight.write_text(json.dumps({"schema": 1, "backend": "test", "budgets": {
         "gelu|float32": {"max_ulp": 0.01}, "gelu:approximate=tanh|float32": {"max_ulp": 0.01},

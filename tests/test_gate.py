@@ -121,11 +121,12 @@ def test_special_mismatch_with_inf_ulp_fails():
 
 
 def test_wrong_integer_result_fails():
+    b = {"budgets": {"bitwise_and|int32": {"max_ulp": 0.0}}}
     ok = M("bitwise_and", "int32", suite="pairs", max_ulp=0.0, mean_ulp=0.0, p999_ulp=0.0)
-    assert decide([ok], {"budgets": {}}, ops=("bitwise_and",), dtypes=("int32",)) == []   # exact: no budget needed
+    assert decide([ok], b, ops=("bitwise_and",), dtypes=("int32",), suites=("pairs",)) == []
     bad = M("bitwise_and", "int32", suite="pairs", max_ulp=1.0, mean_ulp=0.001, p999_ulp=0.0, wrong=3,
             not_correctly_rounded=3)
-    fails = decide([bad], {"budgets": {}}, ops=("bitwise_and",), dtypes=("int32",))
+    fails = decide([bad], b, ops=("bitwise_and",), dtypes=("int32",), suites=("pairs",))
     assert any("3 wrong results" in f.reason for f in fails), fails
 
 
@@ -151,10 +152,56 @@ def test_no_budget_for_inexact_result_fails():
     assert len(fails) == 1 and "no budget for exp float32" in fails[0].reason
 
 
-def test_not_correctly_rounded_at_zero_ulp_needs_a_budget():
-    # a result with no budget entry passes only when it is exact (0 ulp, all correctly rounded)
-    assert decide([M(max_ulp=0.0)], {"budgets": {}}) == []
-    assert decide([M(max_ulp=0.0, not_correctly_rounded=1)], {"budgets": {}})
+def test_no_budget_for_an_exact_result_fails_too():
+    """The gate fails closed: an entry is the reviewed promise later runs are held to, so an exact
+    measurement (0 ulp, an integer op, a layout) without one fails as well."""
+    fails = decide([M(max_ulp=0.0, mean_ulp=0.0, p999_ulp=0.0)], {"budgets": {}})
+    assert [tuple(f.key) for f in fails] == [("exp", "float32", "sweep")]
+    assert "no budget for exp float32" in fails[0].reason and "nbx gate --update" in fails[0].reason
+    exact = M("bitwise_and", "int32", suite="pairs", max_ulp=0.0, mean_ulp=0.0, p999_ulp=0.0)
+    fails = decide([exact], {"budgets": {}}, ops=("bitwise_and",), dtypes=("int32",), suites=("pairs",))
+    assert "no budget for bitwise_and int32" in only(fails, ("bitwise_and", "int32", "pairs"))[0].reason
+    layout = M(suite="layout", max_ulp=0.0, mean_ulp=0.0, p999_ulp=0.0)
+    assert "no budget" in only(decide([layout], {"budgets": {}}, suites=("layout",)),
+                               ("exp", "float32", "layout"))[0].reason
+
+
+def test_a_missing_budget_file_is_one_named_failure(tmp_path):
+    """evaluate() on a budget file that does not exist: one failure naming the path and how to
+    create it, standing for the entries it lacks, never an empty table that passes."""
+    from nbx.harness.report import Report
+    rep = Report(backend={"id": "test-backend"}, argv=["run", "--op", "exp", "--dtype", "float32", "--suite",
+                                                      "sweep"], measurements=[M(max_ulp=0.0)])
+    missing = tmp_path / "no-such" / "test-backend.json"
+    v = gate.evaluate(rep, budgets_path=missing, check_bank=False)
+    assert not v.passed and [tuple(f.key) for f in v.failures] == [("budgets", "", "")]
+    reason = v.failures[0].reason
+    assert str(missing) in reason and "no budget file" in reason and "nbx gate --update" in reason
+    assert not missing.parent.exists()                   # the gate writes nothing
+
+
+@pytest.mark.parametrize("text, why", [("{not json", "invalid JSON"), ("[1, 2]", "not a budget file"),
+                                       ('{"schema": 99, "budgets": {}}', "budget schema 99")])
+def test_an_unreadable_budget_file_is_a_named_failure(tmp_path, text, why):
+    from nbx.harness.report import Report
+    rep = Report(backend={"id": "test-backend"}, argv=["run", "--suite", "sweep"], measurements=[M()])
+    path = tmp_path / "b.json"
+    path.write_text(text)
+    v = gate.evaluate(rep, budgets_path=path, ops=["exp"], dtypes=["float32"], check_bank=False)
+    assert [tuple(f.key) for f in v.failures] == [("budgets", "", "")]
+    assert str(path) in v.failures[0].reason and why in v.failures[0].reason
+
+
+def test_a_stopped_run_is_a_named_failure_and_names_what_it_did_not_measure():
+    """`nbx run` stopped by a time limit's SIGTERM records `--interrupted=done/total`: the gate
+    fails on the stop itself, and names each missing measurement as cut by it."""
+    fails = decide([M(suite="bank", max_ulp=0.5)], suites=None, interrupted=["1/4"])
+    stop = only(fails, ("run", "", ""))
+    assert "stopped" in stop[0].reason and "after 1/4 jobs" in stop[0].reason
+    cut = only(fails, ("exp", "float32", "sweep"))
+    assert "not measured: the run was stopped (after 1/4 jobs)" in cut[0].reason
+    # even a run that measured everything it was asked before the stop fails
+    assert only(decide([M()], interrupted=["1/1"]), ("run", "", ""))
 
 
 def test_failures_by_key_groups_reasons():
@@ -217,7 +264,7 @@ def test_updated_budgets_pass_the_gate():
 
 def test_save_is_atomic_and_round_trips(tmp_path):
     p = tmp_path / "sub" / "interpreter-test.json"
-    data, _ = B.update(B.load(p), [M("exp", max_ulp=0.7)])
+    data, _ = B.update(B.load(p, missing_ok=True), [M("exp", max_ulp=0.7)])
     assert data["budgets"] == {"exp|float32": {"max_ulp": 0.7}}
     B.save(data, p)
     assert sorted(x.name for x in p.parent.iterdir()) == [p.name]         # no temp file left
@@ -244,10 +291,13 @@ def test_failed_save_keeps_old_file_and_leaves_no_temp(tmp_path):
 
 def test_load_missing_and_wrong_schema(tmp_path):
     p = tmp_path / "cuda-sm90-triton3.6.json"
-    assert B.load(p) == {"schema": B.SCHEMA, "backend": "cuda-sm90-triton3.6", "budgets": {}}
-    p.write_text(json.dumps({"schema": 99, "budgets": {}}))
-    with pytest.raises(ValueError, match="schema"):
+    with pytest.raises(B.BudgetFileError, match="no budget file") as e:
         B.load(p)
+    assert e.value.path == p and str(p) in str(e.value)
+    assert B.load(p, missing_ok=True) == {"schema": B.SCHEMA, "backend": "cuda-sm90-triton3.6", "budgets": {}}
+    p.write_text(json.dumps({"schema": 99, "budgets": {}}))
+    with pytest.raises(B.BudgetFileError, match="schema"):
+        B.load(p, missing_ok=True)
 
 
 def test_a_special_mismatch_allowance_must_be_in_the_budget_file():
@@ -274,12 +324,13 @@ def test_a_misrounded_result_fails_where_the_op_declares_correct_rounding():
     assert decide([M("silu", max_ulp=0.5, not_correctly_rounded=3)], silu, ops=("silu",)) == []
     assert decide([M("exp", "float64", max_ulp=0.9, not_correctly_rounded=3)],
                   {"budgets": {"exp|float64": {"max_ulp": 1.0}}}, dtypes=("float64",)) == []
-    # mul declares float16 too (verify.CR16); exp's float16 results round twice and do not
-    mul16 = {"budgets": {"mul|float16": {"max_ulp": 0.5}, "exp|float16": {"max_ulp": 1.0}}}
+    # mul declares float16 too (verify.CR16); lerp's float16 results round twice and do not
+    mul16 = {"budgets": {"mul|float16": {"max_ulp": 0.5}, "lerp|float16": {"max_ulp": 1.0}}}
     fails = decide([M("mul", "float16", "pairs", max_ulp=0.5, not_correctly_rounded=1)], mul16, ops=("mul",),
                    dtypes=("float16",), suites=("pairs",))
     assert "the op declares float16 correctly rounded" in fails[0].reason
-    assert decide([M("exp", "float16", max_ulp=0.5, not_correctly_rounded=1)], mul16, dtypes=("float16",)) == []
+    assert decide([M("lerp", "float16", "pairs", max_ulp=0.5, not_correctly_rounded=1)], mul16, ops=("lerp",),
+                  dtypes=("float16",), suites=("pairs",)) == []
 
 
 def test_left_out_inputs_fail_a_declared_correct_rounding():

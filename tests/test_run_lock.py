@@ -1,10 +1,13 @@
-"""Report directories are claimed by one run, every command checks it can write before working,
+"""Report directories are claimed by one run and released with their lock file removed, every
+command checks it can write before working, a write the machine refuses (a read-only directory, a
+file-size limit) is exit 3 in one line with the report directory complete or marked incomplete,
 and budget files are never half-written. Real `nbx` processes throughout (no mocks)."""
 from __future__ import annotations
 
 import json
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -16,6 +19,7 @@ import pytest
 
 from nbx.harness import budgets as B
 from nbx.harness.report import LOCK_FILE, DirectoryInUse, claim_dir, load_report
+from nbx.harness.report.json_report import INCOMPLETE_FILE
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = ["run", "--op", "exp", "--dtype", "float32", "--profile", "ci", "--quiet"]
@@ -32,9 +36,17 @@ def nbx_popen(*args, cwd):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def nbx_cmd(*args, cwd, timeout=300):
-    return subprocess.run([sys.executable, "-m", "nbx", *map(str, args)], cwd=cwd, env=_env(),
-                          capture_output=True, text=True, timeout=timeout)
+def nbx_cmd(*args, cwd, timeout=300, env=None, preexec_fn=None):
+    return subprocess.run([sys.executable, "-m", "nbx", *map(str, args)], cwd=cwd, env=env or _env(),
+                          capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn)
+
+
+def one_line_exit_3(p, *words):
+    """Exit 3 (an environment failure): one line on stderr holding `words`, no traceback."""
+    assert p.returncode == 3, f"exit {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    for w in words:
+        assert str(w) in p.stderr, (w, p.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +55,11 @@ def report_dir(tmp_path_factory):
     p = nbx_cmd(*RUN, "--out", out, cwd=out.parent)
     assert p.returncode == 0, p.stderr
     return out
+
+
+def test_a_finished_run_leaves_no_lock_file(report_dir):
+    names = {x.name for x in report_dir.iterdir()}
+    assert "report.json" in names and LOCK_FILE not in names and INCOMPLETE_FILE not in names, names
 
 
 def test_a_run_refuses_a_directory_another_process_holds(tmp_path):
@@ -88,9 +105,26 @@ def test_a_claimed_directory_refuses_a_run_at_once(tmp_path):
         # a second claim in this very process is refused too (flock is per open file)
         with pytest.raises(DirectoryInUse):
             claim_dir(out)
-    assert sorted(x.name for x in out.iterdir()) == [LOCK_FILE]
-    with claim_dir(out):             # released with the file
+        assert sorted(x.name for x in out.iterdir()) == [LOCK_FILE]
+    assert list(out.iterdir()) == []     # released, and its file removed
+    with claim_dir(out):
         pass
+
+
+def test_a_closed_claim_keeps_its_file_and_a_released_one_removes_it(tmp_path):
+    """close() drops the lock only (as a killed process does); release() removes the file first.
+    Either way the directory can be claimed again, by a fresh lock file."""
+    c = claim_dir(tmp_path)
+    c.close()
+    assert (tmp_path / LOCK_FILE).exists()
+    c = claim_dir(tmp_path)
+    with pytest.raises(DirectoryInUse):
+        claim_dir(tmp_path)
+    c.release()
+    assert not (tmp_path / LOCK_FILE).exists()
+    c.release()                      # twice is harmless
+    with claim_dir(tmp_path):
+        assert json.loads((tmp_path / LOCK_FILE).read_text())["pid"] == os.getpid()
 
 
 def test_a_killed_run_releases_its_claim(tmp_path):
@@ -123,21 +157,41 @@ def _file_in_the_way(tmp_path):
 def test_run_into_an_unwritable_directory_fails_before_measuring(tmp_path):
     blocked = _file_in_the_way(tmp_path) / "out"
     p = nbx_cmd(*RUN, "--out", blocked, cwd=tmp_path)
-    assert p.returncode == 2, p.stderr
-    assert "cannot write the report" in p.stderr and "a-file" in p.stderr, p.stderr
-    assert "Traceback" not in p.stderr and "measurements" not in p.stdout
+    one_line_exit_3(p, "cannot write the report", "a-file", "--out DIR")
+    assert "measurements" not in p.stdout
 
 
 def test_gate_update_into_an_unwritable_directory_fails_before_loading(tmp_path, report_dir):
     blocked = _file_in_the_way(tmp_path) / "budgets.json"
     p = nbx_cmd("gate", "--report", report_dir, "--budgets", blocked, "--update", "--no-bank", cwd=tmp_path)
-    assert p.returncode == 2, p.stderr
-    assert "cannot write the budget file" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    one_line_exit_3(p, "cannot write the budget file", "a-file")
 
 
-def test_read_only_directories_by_permission(tmp_path, report_dir):
-    """chmod a-w: run, gate --update and gate --write refuse with exit 2. Root ignores the mode
-    bits, so there the test has nothing to check."""
+def _mode_bits_apply():
+    """A preexec_fn under which read-only mode bits stop the child: none for a user, and for root
+    (whom the bits do not stop) one that drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the
+    child's capability bounding set, so that its exec'd root has neither."""
+    if os.geteuid() != 0:
+        return None
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_capbset_drop, cap_dac_override, cap_dac_read_search = 24, 1, 2
+
+    def drop():
+        for cap in (cap_dac_override, cap_dac_read_search):
+            if libc.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+    try:
+        subprocess.run(["true"], preexec_fn=drop, check=True)
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip("root here cannot drop CAP_DAC_OVERRIDE (no CAP_SETPCAP): mode bits do not stop it")
+    return drop
+
+
+def test_read_only_directories_exit_3(tmp_path, report_dir):
+    """chmod a-w: run, gate --update, gate --write and report merge exit 3 before any work, in one
+    line naming the path and what to do; the report copied into the directory is left as it was."""
+    drop = _mode_bits_apply()
     ro = tmp_path / "ro"
     ro.mkdir()
     copy = ro / "report"
@@ -146,19 +200,60 @@ def test_read_only_directories_by_permission(tmp_path, report_dir):
     for d in (copy, ro):
         d.chmod(0o555)
     try:
-        if os.access(ro, os.W_OK):
-            pytest.skip("running as a user that may write read-only directories (root)")
-        p = nbx_cmd(*RUN, "--out", ro / "new", cwd=tmp_path)
-        assert p.returncode == 2 and "cannot write the report" in p.stderr, p.stderr
-        p = nbx_cmd("gate", "--report", copy, "--budgets", ro / "b.json", "--update", cwd=tmp_path)
-        assert p.returncode == 2 and "cannot write the budget file" in p.stderr, p.stderr
+        p = nbx_cmd(*RUN, "--out", ro / "new", cwd=tmp_path, preexec_fn=drop)
+        one_line_exit_3(p, "nbx run: cannot write the report", ro / "new", "Permission denied", "--out DIR")
+        assert "measurements" not in p.stdout
+        p = nbx_cmd("gate", "--report", copy, "--budgets", ro / "b.json", "--update", "--no-bank",
+                    cwd=tmp_path, preexec_fn=drop)
+        one_line_exit_3(p, "nbx gate: cannot write the budget file", ro, "--budgets FILE")
         p = nbx_cmd("gate", "--report", copy, "--budgets", ro / "b.json", "--write", "--no-bank",
-                    cwd=tmp_path)
-        assert p.returncode == 2 and "cannot write" in p.stderr, p.stderr
+                    cwd=tmp_path, preexec_fn=drop)
+        one_line_exit_3(p, "cannot write the rewritten summary", copy)
+        p = nbx_cmd("report", "merge", ro / "merged", copy, cwd=tmp_path, preexec_fn=drop)
+        one_line_exit_3(p, "nbx report: cannot write the merged report", ro / "merged")
         assert sorted(x.name for x in copy.iterdir()) == ["report.json"]
+        assert sorted(x.name for x in ro.iterdir()) == ["report"]
     finally:
         for d in (ro, copy):
             d.chmod(0o755)
+
+
+def _file_size_limit(n: int):
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)     # EFBIG from write(), not death by signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
+    return limit
+
+
+def test_a_file_size_limit_exits_3_and_marks_the_report_incomplete(tmp_path):
+    """Under `ulimit -f` of 8 KiB the run measures, then cannot write report.html (18 KiB): exit
+    3 in one line naming the directory, the directory marked INCOMPLETE and released (no lock
+    file), and no reader takes it for a report. Run again without the limit, it is complete."""
+    out = tmp_path / "fsize"
+    p = nbx_cmd(*RUN, "--suite", "bank", "--out", out, cwd=tmp_path, preexec_fn=_file_size_limit(8192))
+    one_line_exit_3(p, "nbx run: cannot write the report", out, "File too large", "ulimit -f",
+                    f"{out / INCOMPLETE_FILE} marks the directory incomplete")
+    names = {x.name for x in out.iterdir()}
+    assert INCOMPLETE_FILE in names and LOCK_FILE not in names, names
+    assert not [n for n in names if n.endswith(".tmp")], names
+    g = nbx_cmd("gate", "--report", out, "--no-bank", cwd=tmp_path)
+    assert g.returncode == 2 and f"{out} is incomplete" in g.stderr and "Traceback" not in g.stderr, g.stderr
+    again = nbx_cmd(*RUN, "--suite", "bank", "--out", out, cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    names = {x.name for x in out.iterdir()}
+    assert "report.json" in names and not {INCOMPLETE_FILE, LOCK_FILE} & names, names
+    assert nbx_cmd("gate", "--report", out, "--no-bank", cwd=tmp_path).returncode == 0
+
+
+def test_a_file_size_limit_on_gate_update_exits_3_and_keeps_the_old_file(tmp_path, report_dir):
+    path = tmp_path / "b.json"
+    old = _big_budgets(400)                   # ~20 KiB, over the limit once rewritten
+    B.save(old, path)
+    p = nbx_cmd("gate", "--report", report_dir, "--budgets", path, "--update", "--no-bank", cwd=tmp_path,
+                preexec_fn=_file_size_limit(8192))
+    one_line_exit_3(p, "nbx gate: cannot write the budget file", path, "ulimit -f", "--budgets FILE")
+    assert json.loads(path.read_text()) == old
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["b.json"]
 
 
 def _big_budgets(n: int) -> dict:

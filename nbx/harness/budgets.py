@@ -62,12 +62,45 @@ def key(op: str, dtype: str) -> str:
     return f"{op}|{dtype}"
 
 
-def load(path: Path) -> dict:
-    if not path.exists():
-        return {"schema": SCHEMA, "backend": path.stem, "budgets": {}}
-    data = json.loads(path.read_text())
+class BudgetFileError(ValueError):
+    """A budget file that is missing, unreadable or not a budget file: the message names the path
+    and what to do. The gate fails on it (gate.evaluate); it is never read as an empty table."""
+
+    def __init__(self, path: Path, problem: str):
+        self.path = Path(path)
+        super().__init__(f"{self.path}: {problem}")
+
+
+def empty(path: Path) -> dict:
+    """The table a new backend starts from (`nbx gate --update` with no file yet)."""
+    return {"schema": SCHEMA, "backend": Path(path).stem, "budgets": {}}
+
+
+def load(path: Path, *, missing_ok: bool = False) -> dict:
+    """The budget file at `path`. A missing file raises BudgetFileError unless missing_ok (the
+    update path, which creates the file, and listings), which gives empty(path); an unreadable
+    file, invalid JSON or another schema raises BudgetFileError always."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if missing_ok:
+            return empty(path)
+        raise BudgetFileError(path, "no budget file here (a new backend starts one): review a report of "
+                                    "this backend, create the file with `nbx gate --update --report DIR` "
+                                    "and commit it, or name another with --budgets") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BudgetFileError(path, f"cannot read the budget file ({getattr(e, 'strerror', None) or e}); "
+                                    "make it readable or give another with --budgets") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise BudgetFileError(path, f"not a budget file: invalid JSON ({e}); restore it from git") from None
+    if not isinstance(data, dict) or not isinstance(data.get("budgets"), dict):
+        raise BudgetFileError(path, "not a budget file: expected a JSON object with a 'budgets' object; "
+                                    "restore it from git")
     if data.get("schema") != SCHEMA:
-        raise ValueError(f"{path}: budget schema {data.get('schema')!r}, this nbx reads {SCHEMA}")
+        raise BudgetFileError(path, f"budget schema {data.get('schema')!r}, this nbx reads {SCHEMA}")
     return data
 
 

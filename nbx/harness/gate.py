@@ -1,10 +1,13 @@
 """The gate: a report against the committed budgets. Exit 1 on any regression, 0 otherwise.
 
-Fails on: a max ulp over budget; any special mismatch, wrong integer/bool result, layout or
-integer-division mismatch (budget 0); a measurement with no budget; an op variant or dtype of
-OPS with no measurement or zero cases; a NaN metric; a measurement that raised; a stale bank; a
-budget entry that needs a written reason and has none (budgets.unexplained); a result not
-correctly rounded on a dtype its op declares correctly rounded (Verify.correctly_rounded).
+It fails closed: whatever it cannot vouch for is a named failure. It fails on: a missing or
+unreadable budget file (budgets.BudgetFileError); a measurement with no budget entry, exact or
+not; a max ulp over budget; any special mismatch, wrong integer/bool result, layout or
+integer-division mismatch (budget 0); an op variant or dtype of OPS with no measurement or zero
+cases; a run stopped before its last job (a time limit's SIGTERM, or SIGINT), and each
+measurement it did not make; a NaN metric; a measurement that raised; a stale bank; a budget
+entry that needs a written reason and has none (budgets.unexplained); a result not correctly
+rounded on a dtype its op declares correctly rounded (Verify.correctly_rounded).
 
 A compound op on a dtype with a documented evaluation order (nbx.ops.verify.Order) is held to its
 figure against that order (order_max_ulp, budget key of the same name); its figures against the
@@ -34,10 +37,19 @@ class Failure:
 
 
 def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_problems=(),
-           suites=None) -> list[Failure]:
+           suites=None, budget_problem: str | None = None, interrupted=()) -> list[Failure]:
     """suites: the suites the run was asked for (None: all); each target must have a measurement
-    of each of its suites among them (a lone shard of a sharded run is incomplete)."""
+    of each of its suites among them (a lone shard of a sharded run is incomplete).
+    budget_problem: why the budget file could not be read (budgets.BudgetFileError), one failure
+    standing for every entry missing with it. interrupted: "done/total" of each run (or shard)
+    stopped before its last job, as `nbx run` records it (`--interrupted=` in its argv)."""
     fails: list[Failure] = []
+    if budget_problem:
+        fails.append(Failure(("budgets", "", ""), budget_problem, []))
+    stopped = ", ".join(interrupted)
+    for s in interrupted:
+        fails.append(Failure(("run", "", ""), f"the run was stopped (a time limit's SIGTERM, or SIGINT) after {s} "
+                                              "jobs; the jobs after those were not measured", []))
     measurements = [m for m in measurements if getattr(m, "target", "nbx") == "nbx"]     # peers: not gated
     table = budget_data.get("budgets", {})
     # (label, dtype) of the targets whose op declares that dtype correctly rounded
@@ -69,7 +81,9 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
             if m.wrong or m.unresolved:
                 fails.append(Failure(k, f"{m.wrong} wrong, {m.unresolved} unresolved results", m.worst))
             allowed = (b or {}).get("order_max_ulp")
-            if allowed is None:
+            if allowed is None and budget_problem:
+                pass                                 # the file's failure stands for its entries
+            elif allowed is None:
                 fails.append(Failure(k, f"no order budget for {m.op} {m.dtype} (measured {m.order_max_ulp:.3g} ulp "
                                         "from the documented order); review and run `nbx gate --update`", m.worst))
             elif not m.order_max_ulp <= allowed + 1e-9:
@@ -84,9 +98,11 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
         if m.unresolved:
             fails.append(Failure(k, f"{m.unresolved} cases unresolved by the Ziv loop", m.worst))
         if b is None:
-            if m.max_ulp > 0 or m.not_correctly_rounded:
+            # an exact result needs its entry too: an entry is the reviewed promise that the gate
+            # holds later runs to, and without one a regression of this op would pass unseen
+            if not budget_problem:
                 fails.append(Failure(k, f"no budget for {m.op} {m.dtype} (measured {m.max_ulp:.3g} ulp); "
-                                        "review and run `nbx gate --update`", m.worst))
+                                        "review the report and run `nbx gate --update`", m.worst))
             continue
         if "max_ulp" not in b:
             fails.append(Failure(k, f"the budget of {m.op} {m.dtype} has no max_ulp (measured {m.max_ulp:.3g} ulp)",
@@ -95,13 +111,15 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
             fails.append(Failure(k, f"max ulp {m.max_ulp:.4g} > budget {b['max_ulp']}", m.worst))
     for t in targets(ops, dtypes):
         if seen.get((t.label, t.dtype.name), 0) == 0:
-            fails.append(Failure((t.label, t.dtype.name, ""), "no measurement (or zero cases) for this op "
-                                 "and dtype", []))
+            why = (f"not measured: the run was stopped (after {stopped} jobs)" if stopped else
+                   "no measurement (or zero cases) for this op and dtype")
+            fails.append(Failure((t.label, t.dtype.name, ""), why, []))
             continue
         for s in suites_for(t, suites):
             if (t.label, t.dtype.name, s) not in seen_suites:
-                fails.append(Failure((t.label, t.dtype.name, s), f"no measurement of the {s} suite "
-                                     "(a partial run or a lone shard?)", []))
+                why = (f"the {s} suite not measured: the run was stopped (after {stopped} jobs)" if stopped
+                       else f"no measurement of the {s} suite (a partial run or a lone shard?)")
+                fails.append(Failure((t.label, t.dtype.name, s), why, []))
     for bk, why in B.unexplained(budget_data):
         fails.append(Failure(("budgets", bk, ""), why, []))
     for p in bank_problems:
@@ -172,12 +190,16 @@ def evaluate(report, *, budgets_path: Path | None = None, ops=None, dtypes=None,
     its argv, so a partial run is gated on its own targets), with the bank's staleness check."""
     bid = report.backend_id or current_backend_id()
     path = Path(budgets_path) if budgets_path else B.path_for(bid)
-    data = B.load(path)
+    try:
+        data, problem = B.load(path), None
+    except B.BudgetFileError as e:       # fails closed: never an empty table that passes
+        data, problem = B.empty(path), str(e)
     sel_ops = list(ops) if ops else report.option_values("--op")
     sel_dtypes = list(dtypes) if dtypes else report.option_values("--dtype")
     problems = bank.check(ops=sel_ops, dtypes=sel_dtypes, verify=False) if check_bank else []
     ms = [m for m in report.measurements if (not ops or m.op.split(":")[0] in ops)
           and (not dtypes or m.dtype in dtypes)]
     fails = decide(ms, data, ops=sel_ops, dtypes=sel_dtypes, bank_problems=problems,
-                   suites=report.option_values("--suite"))
+                   suites=report.option_values("--suite"), budget_problem=problem,
+                   interrupted=report.option_values("--interrupted") or ())
     return Verdict(fails, data.get("budgets", {}), path, bid, sel_ops, sel_dtypes, check_bank)

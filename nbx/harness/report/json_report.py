@@ -286,27 +286,65 @@ def _make_dir(directory: str | os.PathLike) -> Path:
     return directory
 
 
-def claim_dir(directory: str | os.PathLike, *, command: str | None = None):
+class DirClaim:
+    """The claim of a report directory (claim_dir): the open, flocked lock file. close() drops the
+    claim and leaves the file; release(), and leaving a `with` block, remove the file first."""
+
+    def __init__(self, file, path: Path):
+        self.file, self.path = file, Path(path)
+
+    def close(self) -> None:
+        self.file.close()
+
+    def release(self) -> None:
+        """Remove the lock file while still holding it, then drop the claim: a finished run leaves
+        no lock behind. A process that opened the old file meanwhile finds it unlinked once it
+        holds it and takes a fresh one (claim_dir), so two runs never both hold "the" lock."""
+        if self.file.closed:
+            return
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass                 # a directory that became unwritable keeps the file, unlocked
+        self.close()
+
+    def __enter__(self) -> "DirClaim":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def claim_dir(directory: str | os.PathLike, *, command: str | None = None) -> DirClaim:
     """Claim `directory` (created if missing) for this process: an exclusive fcntl.flock on its
     LOCK_FILE, with this process's pid, host, start time and command line recorded in the file.
-    Returns the open lock file; the claim lasts until it is closed or the process ends (the kernel
-    drops a flock with its last descriptor, so a killed run never leaves a directory claimed).
-    Raises DirectoryInUse at once, without waiting, when another process holds the claim, and
-    OSError when the directory or its lock file cannot be created.
+    Returns the DirClaim; the claim lasts until it is closed or released, or the process ends (the
+    kernel drops a flock with its last descriptor, so a killed run never leaves a directory
+    claimed, though its file stays). Raises DirectoryInUse at once, without waiting, when another
+    process holds the claim, and OSError when the directory or its lock file cannot be created.
 
-    The lock file is never removed: unlinking it would let a later process lock a new file of the
-    same name while a waiter still holds the old one, and two runs would hold "the" lock."""
+    A holder removes the file before it lets go (DirClaim.release), so a file locked here may have
+    been unlinked between its open and the flock: the claim is taken only once the locked file is
+    the one at LOCK_FILE, else the open is retried."""
     directory = _make_dir(directory)
     path = directory / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    f = os.fdopen(fd, "r+", encoding="utf-8")
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as e:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        f = os.fdopen(fd, "r+", encoding="utf-8")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            f.close()
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise DirectoryInUse(directory, _read_holder(path)) from None
+            raise
+        try:
+            held, named = os.fstat(fd), os.stat(path)
+            if (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino):
+                break
+        except FileNotFoundError:
+            pass
         f.close()
-        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise DirectoryInUse(directory, _read_holder(path)) from None
-        raise
     try:
         record = {"pid": os.getpid(), "host": socket.gethostname(), "started": utc_now_iso(),
                   "command": command if command is not None else " ".join(["nbx", *sys.argv[1:]])}
@@ -318,7 +356,55 @@ def claim_dir(directory: str | os.PathLike, *, command: str | None = None):
     except BaseException:
         f.close()
         raise
-    return f
+    return DirClaim(f, path)
+
+
+INCOMPLETE_FILE = "INCOMPLETE"
+
+
+def mark_incomplete(directory: str | os.PathLike, *, run_id: str, command: str | None = None) -> Path:
+    """Write INCOMPLETE_FILE into `directory` before its report files are (re)written; remove it
+    with mark_complete once every one is. A directory holding it is a mix of old, new and missing
+    files (a full disk, a kill), and readers refuse it (incomplete_reason). Written in place, not
+    through a temp file: an empty marker, all a full disk may allow, marks the directory as well."""
+    path = Path(directory) / INCOMPLETE_FILE
+    record = {"run_id": run_id, "pid": os.getpid(), "started": utc_now_iso(),
+              "command": command if command is not None else " ".join(["nbx", *sys.argv[1:]])}
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    fsync_dir(path.parent)
+    return path
+
+
+def mark_complete(directory: str | os.PathLike) -> None:
+    """Remove the INCOMPLETE_FILE of mark_incomplete, durably: the report files are all written."""
+    directory = Path(directory)
+    try:
+        os.unlink(directory / INCOMPLETE_FILE)
+    except FileNotFoundError:
+        return
+    fsync_dir(directory)
+
+
+def incomplete_reason(path: str | os.PathLike) -> str | None:
+    """Why the report directory at `path` (or the directory of a report.json) cannot be read as a
+    whole report, or None when it is not marked incomplete."""
+    path = Path(path)
+    directory = path if path.is_dir() else path.parent
+    marker = directory / INCOMPLETE_FILE
+    if not marker.exists():
+        return None
+    try:
+        d = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        d = {}
+    d = d if isinstance(d, dict) else {}
+    who = f"`{d['command']}` (pid {d.get('pid', '?')}, started {d.get('started', '?')})" if d.get("command") \
+        else "the command that wrote it"
+    return (f"{directory} is incomplete: {who} stopped before writing every report file "
+            f"({marker} is there); run it again, or delete {marker} to read the files as they are")
 
 
 def check_writable_dir(directory: str | os.PathLike) -> None:
