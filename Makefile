@@ -32,7 +32,7 @@ test: $(STAMP)
 NBX_JOBS ?= 2
 NBX_FUZZ_NIGHTLY ?= 10000
 report: $(STAMP)
-	$(PY) -m nbx bank check
+	$(PY) -m nbx bank check --full --quiet
 	rm -rf reports/runs/nightly-shard*
 	for i in $$(seq 0 $$(($(NBX_JOBS) - 1))); do \
 	  $(PY) -m nbx run --profile nightly --shard $$i/$(NBX_JOBS) --out reports/runs/nightly-shard$$i \
