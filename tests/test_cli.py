@@ -354,6 +354,14 @@ def test_sharded_runs_merge_to_the_unsharded_keys(work, run_dir, tbank, budget_f
                    cwd=work), 1)
     assert "gate: FAIL" in p.stdout and "> budget 0.1" in p.stdout, p.stdout
     assert not (work / "merged-tight" / ".nbx-run.lock").exists()
+    # a shard stopped by its time limit: the merged report's gate names the stop
+    cut = work / "shard1-cut"
+    rep1 = load_report(shards[1])
+    rep1.argv = [*rep1.argv, "--interrupted=1/3"]
+    write_report(rep1, cut)
+    p = ok(nbx_cmd("report", "merge", work / "merged-cut", shards[0], cut, "--budgets", budget_file,
+                   bank_dir=tbank, cwd=work), 1)
+    assert "the run was stopped" in p.stdout and "after 1/3 jobs" in p.stdout, p.stdout
     # merging a shard with itself is refused (a key in two shards)
     p = nbx_cmd("report", "merge", work / "dup", shards[0], shards[0], bank_dir=None, cwd=work)
     assert p.returncode == 2 and "one shard only" in p.stderr
