@@ -249,6 +249,9 @@ def _nights(tmp_path: Path) -> Report:
                                  created="2026-12-02T04:00:00Z"))
     _write(tmp_path / "gpu" / "shard", R([M("exp", not_correctly_rounded=99)], run_id="shard",
                                          created="2026-12-02T05:00:00Z", argv=["run", "--shard", "0/2"]))
+    _write(tmp_path / "killed", R([M("exp", not_correctly_rounded=99)], run_id="killed",
+                                  created="2026-12-02T06:00:00Z"))
+    (tmp_path / "killed" / "INCOMPLETE").write_text("{}")
     return runs[2]
 
 
@@ -258,13 +261,14 @@ def test_history_finds_the_earlier_runs_and_where_each_regression_started(tmp_pa
     now = _nights(tmp_path)
     h = load_history(now, tmp_path)
     assert [r.run_id for r in h.runs] == ["night1", "night2", "night3"] and h.runs[-1].path is None
+    assert len(h.unreadable) == 1 and "killed is incomplete" in h.unreadable[0]
     exp = h.series[("exp", "float32", "sweep")]
     assert exp["not_correctly_rounded"] == [0, 3, 3] and exp["wall_s"] == [1.0, 2.0, 3.0]
     assert ("exp", "float32", "sweep", "torch") not in h.series            # a peer's is not nbx's history
     got = [(g.key[0], g.figure, g.old, g.since) for g in h.regressions]
     assert got[0] == ("exp", "not_correctly_rounded", 0, 1)                 # since night2
     assert got[1] == ("log", "raised", 0.5, 2) and len(got) == 2           # one regression, not two
-    assert load_history(now, tmp_path, runs=2).runs[0].run_id == "night2"
+    assert load_history(now, tmp_path, runs=3).runs[0].run_id == "night2"
     assert load_history(now, None).runs == h.runs[-1:]
     # a figure that got worse, better, then worse again: since the last time it was better
     assert started([1.0, 2.0, 1.0, 2.0, 2.0], "max_ulp") == 3

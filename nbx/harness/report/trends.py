@@ -3,8 +3,9 @@ time over the last runs of one profile, backend and seed, and where a regression
 
 The earlier runs are the report.json files found under a history directory the way find_previous
 finds the previous one (its run directories and one level below), comparable to the report as
-diff.incomparable decides, lone shards and the report's own shards left out. Only the figures of
-nbx's measurements are read (a peer's are not nbx's history).
+diff.incomparable decides, lone shards and the report's own shards left out, and a directory
+marked incomplete (json_report.incomplete_reason) listed as unreadable. Only the figures of nbx's
+measurements are read (a peer's are not nbx's history).
 
 A regression is a figure of the latest run worse than in an earlier run of the window, compared as
 the diff compares (max ulp within correct rounding in both is no change). It started at the first
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from nbx.harness.measurement import decode_float
 from nbx.harness.report.diff import CORRECTLY_ROUNDED_ULP, incomparable
-from nbx.harness.report.json_report import REPORT_FILE, Key, Report, read_header
+from nbx.harness.report.json_report import REPORT_FILE, Key, Report, incomplete_reason, read_header
 
 RUNS = 10                 # the runs a trend shows, the report itself included
 FIGURES = ("max_ulp", "not_correctly_rounded", "wall_s")
@@ -112,6 +113,10 @@ def load_history(report: Report, history: str | os.PathLike | None, *, runs: int
     loaded: list[tuple[Run, dict[Key, dict[str, float]]]] = []
     unreadable = []
     for head, path in earlier:
+        why = incomplete_reason(path)
+        if why:
+            unreadable.append(why)
+            continue
         try:
             d = json.loads(path.read_text(encoding="utf-8"))
             figs = dict(f for f in map(_figures, d["measurements"]) if f is not None)
