@@ -162,6 +162,13 @@ def _fix(j: Path) -> str:
             "then `nbx bank check`")
 
 
+def _is_staged_of(src: str, dest: str) -> bool:
+    """`src` is the temp sibling of `dest` that stage() writes: `<dir>/.<name>.tmp-<pid>`."""
+    head, sep, pid = src.rpartition(TMP_MARK)
+    d = Path(dest)
+    return bool(sep) and pid.isdigit() and head == d.with_name("." + d.name).as_posix()
+
+
 def read_journal(base: Path) -> list[tuple[str, str, str]] | None:
     """The renames (temp, destination, sha256) a pending journal lists, checked for shape: None
     when there is no journal. A journal is only ever written whole, so one that does not parse was
@@ -185,8 +192,7 @@ def read_journal(base: Path) -> list[tuple[str, str, str]] | None:
         if ok:
             dest = r["to"]
             ok = (dest == MANIFEST) if k == len(renames) - 1 else bool(_BANK_PATH.fullmatch(dest))
-            ok = ok and re.fullmatch(re.escape(str(Path(dest).with_name("." + Path(dest).name)))
-                                     + re.escape(TMP_MARK) + r"\d+", r["from"]) is not None
+            ok = ok and _is_staged_of(r["from"], dest)
             ok = ok and re.fullmatch(r"[0-9a-f]{64}", r["sha256"]) is not None
         if not ok:
             raise BankError(f"{j}: malformed refresh journal, rename {k} is {r!r} (expected "
