@@ -3,16 +3,22 @@ float64 (floats) or exact Python integers, on contiguous inputs full of special 
 
 Tolerances: ops that IEEE defines exactly (add, mul, div, sqrt, rounding, remainder, ...) must match
 the reference bit for bit after rounding it to the output dtype (the reference is computed in the op's
-compute dtype, as ATen does); other float ops within 4 ulp (float32/float64, against the unrounded
-float64 value) or 1 ulp (16-bit, against the float64 value rounded to the dtype). Integer and bool
-results are exact. NaN positions, infinities and the sign of zero results must match everywhere.
+compute dtype, as ATen does); other float ops within the op's committed budget for this backend
+(reports/budgets/<backend-id>.json, `op|dtype` max_ulp: 0.5 where correctly rounded, 0.6-2.1 where
+not), measured as the budgets are, against the exact value: numpy's float64 value for float16,
+bfloat16 and float32 results (its own error, about 2^-28 ulp of float32, is within SLACK), mpmath's at
+120 bits for float64 results. Integer and bool results are exact. NaN positions, infinities and the
+sign of zero results must match everywhere.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -137,6 +143,42 @@ REFS: dict[str, Ref] = {
     "logical_xor": Ref(lambda a, b: (a != 0) != (b != 0), lambda a, b: bool(a) != bool(b)),
 }
 
+# The exact value of each non-IEEE-exact float op, for float64 results (numpy's float64 functions
+# are themselves up to an ulp or so off there).
+MP64: dict[str, Callable] = {
+    "exp": mpmath.exp, "exp2": lambda a: mpmath.mpf(2) ** a, "log": mpmath.log, "sin": mpmath.sin,
+    "cos": mpmath.cos, "tan": mpmath.tan, "rsqrt": lambda a: 1 / mpmath.sqrt(a), "erf": mpmath.erf,
+    "erfc": mpmath.erfc, "expm1": mpmath.expm1, "log1p": mpmath.log1p, "log2": lambda a: mpmath.log(a, 2),
+    "log10": mpmath.log10, "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh, "asin": mpmath.asin,
+    "acos": mpmath.acos, "atan": mpmath.atan, "asinh": mpmath.asinh, "acosh": mpmath.acosh, "atanh": mpmath.atanh,
+    "cbrt": lambda a: mpmath.sign(a) * mpmath.cbrt(abs(a)), "atan2": mpmath.atan2, "hypot": mpmath.hypot,
+}
+
+# The committed budgets of this backend: the value tests allow what the gate allows.
+BUDGETS = json.loads((Path(__file__).resolve().parent.parent / "reports" / "budgets" /
+                      f"{nbx.backend_id()}.json").read_text())["budgets"]
+SLACK = 2.0 ** -20          # the float64 reference's own error, in ulps of a 16- or 32-bit result
+
+
+def budget_ulp(name: str, d: D.DType) -> float:
+    """max_ulp of `name|dtype` (the dtype of the operands, as budgets are keyed)."""
+    entry = BUDGETS.get(f"{name}|{d.name}")
+    assert entry is not None and "max_ulp" in entry, f"no budget {name}|{d.name} in reports/budgets/{nbx.backend_id()}.json"
+    return float(entry["max_ulp"])
+
+
+def mp_ulp_error(got: np.ndarray, inputs, fn: Callable) -> np.ndarray:
+    """|got - f(inputs)| / ulp(f(inputs)) in float64 ulps (glibc's definition, subnormals' quantum
+    below 2^-1022), with f evaluated by mpmath at 120 bits."""
+    out = np.empty(got.size)
+    with mpmath.workprec(120):
+        for i, (g, *xs) in enumerate(zip(got.tolist(), *(x.tolist() for x in inputs))):
+            y = fn(*(mpmath.mpf(x) for x in xs))
+            e = max(int(mpmath.floor(mpmath.log(abs(y), 2))), -1022) if y != 0 else -1022
+            out[i] = float(abs(mpmath.mpf(g) - y) / mpmath.mpf(2) ** (e - 52))
+    return out
+
+
 # ops whose value test needs more than the default parameters: covered by named tests below
 SPECIAL_TESTS = {"to"}
 
@@ -184,7 +226,9 @@ def float_reference(fn, arrays, compute: D.DType, out: D.DType):
 
 
 def compare_float(got: np.ndarray, want: np.ndarray, want64, out: D.DType, exact: bool, ctx: str, inputs,
-                  zero_sign: bool = True):
+                  zero_sign: bool = True, tol: float = 0.0, mp_fn: Callable | None = None):
+    """tol: the budget in ulps against the exact value (not for `exact` ops); mp_fn: the exact
+    function for float64 results (else want64, numpy's float64 value, is the truth)."""
     g64, w64 = got.astype(np.float64), want.astype(np.float64)
     gn, wn = np.isnan(g64), np.isnan(w64)
     where = lambda m: [tuple(x[m][:4].tolist()) for x in inputs]  # noqa: E731
@@ -204,10 +248,17 @@ def compare_float(got: np.ndarray, want: np.ndarray, want64, out: D.DType, exact
     bad = zero & (np.signbit(g64) != np.signbit(w64))
     assert not bad.any(), f"{ctx}: sign of zero differs at {where(bad)}"
     fin = ok & ~inf
-    if out.itemsize == 2:
-        err, tol = ulp_distance(got[fin], want[fin], out), 1.0
+    err = ulp_distance(got[fin], want64[fin], out)
+    if out is D.float64 and mp_fn is not None:
+        # mpmath where every input is finite and nonzero; at zeros and infinities (mpmath has no -0:
+        # atan2(0, -0) = pi) numpy's value is the exact special value rounded
+        with np.errstate(all="ignore"):
+            xs = [np.asarray(x).astype(np.float64)[fin] for x in inputs]
+        plain = np.all([np.isfinite(x) & (x != 0) for x in xs], axis=0)
+        err[plain] = mp_ulp_error(g64[fin][plain], [x[plain] for x in xs], mp_fn)
+        tol += 1e-9
     else:
-        err, tol = ulp_distance(got[fin], want64[fin], out), 4.0
+        tol += SLACK
     if err.size and err.max() > tol:
         k = np.argmax(err)
         raise AssertionError(f"{ctx}: {err.max():.3g} ulp > {tol} at inputs "
@@ -226,16 +277,20 @@ def check_op(name: str, arrays, params=None, *, ctx=""):
     got = got_t.numpy()
     ctx = ctx or f"{name}-{arrays[0].dtype}"
     compute = typing.compute[0]
+    float_out = out.is_float and not ref.exact
+    tol = budget_ulp(name, D.from_numpy_dtype(arrays[0].dtype)) if float_out else 0.0
     if compute.is_float:
         want, want64 = float_reference(ref.flt, arrays, compute, out)
         if out.is_bool:
             bad = got != want
             assert not bad.any(), f"{ctx}: wrong at inputs {[a[bad][:6].tolist() for a in arrays]}"
         else:
-            compare_float(got, want, want64, out, ref.exact, ctx, arrays, ref.zero_sign)
+            inputs = [a.astype(compute.np) for a in arrays]
+            compare_float(got, want, want64, out, ref.exact, ctx, inputs, ref.zero_sign, tol, MP64.get(name))
     elif out.is_float:                    # float math of integer or bool inputs
         want, want64 = float_reference(ref.flt, arrays, D.DEFAULT_FLOAT, out)
-        compare_float(got, want, want64, out, ref.exact, ctx, arrays, ref.zero_sign)
+        inputs = [a.astype(D.DEFAULT_FLOAT.np) for a in arrays]
+        compare_float(got, want, want64, out, ref.exact, ctx, inputs, ref.zero_sign, tol, MP64.get(name))
     else:
         assert ref.int is not None, f"{ctx}: no integer reference"
         want = int_reference(ref.int, arrays, out)
@@ -264,7 +319,23 @@ def binary_inputs(d: D.DType, no_zero_divisor: bool) -> list[np.ndarray]:
 
 
 # ---------------------------------------------------------------------- the registry-wide value test
-@pytest.mark.parametrize("name,d", CASES, ids=[f"{n}-{d.name}" for n, d in CASES])
+# Where nbx misses its committed budget on these inputs: a real bug, reported, kept visible. Each is
+# (the error measured here, why); it fails where the backend's budget is below that error.
+OVER_BUDGET = {
+    ("hypot", "float64"): (1.6164, "hypot(2.0, 100.5) is 1.616 ulp off (0x4059214604795354, correctly "
+                                   "rounded ...352) against the interpreter's budget of 1.5: "
+                                   "big*sqrt(1 + (small/big)^2) rounds four times, up to about 2 ulp"),
+}
+
+
+def _case(n, d):
+    if (n, d.name) not in OVER_BUDGET:
+        return (n, d)
+    measured, why = OVER_BUDGET[(n, d.name)]
+    return pytest.param(n, d, marks=pytest.mark.xfail(budget_ulp(n, d) < measured, reason=why, strict=True))
+
+
+@pytest.mark.parametrize("name,d", [_case(n, d) for n, d in CASES], ids=[f"{n}-{d.name}" for n, d in CASES])
 def test_values(name, d):
     spec = OPS[name]
     arrays = unary_inputs(d) if spec.arity == 1 else binary_inputs(d, REFS[name].divides)
