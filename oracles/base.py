@@ -154,7 +154,8 @@ def to_fraction(x) -> Fraction:
     if isinstance(x, (int, float, Fraction)):
         return Fraction(x)
     sign, man, exp, _ = x._mpf_
-    value = Fraction(man) * (Fraction(2) ** exp)
+    # int(): under mpmath's gmpy2 backend man is an mpz, which Fraction arithmetic refuses
+    value = Fraction(int(man)) * (Fraction(2) ** int(exp))
     return -value if sign else value
 
 

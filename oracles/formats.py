@@ -110,7 +110,7 @@ def to_bits(array, fmt: FloatFormat | str) -> np.ndarray:
     """Bit patterns of an array whose dtype is fmt's, as fmt.uint_dtype.
 
     The dtype must already be fmt's: converting here would round, and the caller must choose how
-    (see oracles.rounding.round_float64_array_to for a correct float64 -> bfloat16)."""
+    (nbx.harness.scoring.rule.round_to_format rounds float64 -> bfloat16 once)."""
     f = get_format(fmt)
     a = np.asarray(array)
     if a.dtype != f.np_dtype:

@@ -6,7 +6,6 @@ compared bit for bit and written to the reference bank without another conversio
 - round_fraction: an exact rational -> bits. The reference every other path is tested against.
 - round_mpf: an mpmath mpf (a dyadic rational man * 2^exp) -> bits, exactly.
 - round_correctly: Ziv's loop around an mpmath function (docs/PRECISION.md, "Oracles").
-- round_float64_array_to: vectorized float64 -> format, exactly once (no double rounding).
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ __all__ = [
     "round_fraction",
     "round_mpf",
     "round_correctly",
-    "round_float64_array_to",
 ]
 
 
@@ -227,65 +225,3 @@ def round_correctly(
 def _result(bits: int, f: FloatFormat, resolved: bool, prec: int) -> RoundResult:
     value = float(from_bits(np.asarray(bits, dtype=f.uint_dtype), f)[()])
     return RoundResult(bits, value, resolved, prec)
-
-
-def _round_float64_to_bits(x: np.ndarray, f: FloatFormat) -> np.ndarray:
-    """Bit patterns of RNE(x) in a format narrower than float64, by integer arithmetic on
-    float64's bits: x = M * 2^(e-52) with M the 53-bit significand; the result keeps the top
-    bits of M down to the target quantum and rounds on the discarded remainder."""
-    if f.precision >= 53:
-        raise ValueError(f"_round_float64_to_bits: fmt={f.name!r} is not narrower than float64")
-    p = f.precision
-    u = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
-    sign = (u >> np.uint64(63)).astype(np.uint64) << np.uint64(f.bits - 1)
-    biased = ((u >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
-    e = biased - 1023
-    M = (u & np.uint64((1 << 52) - 1)) | np.uint64(1 << 52)
-
-    # Target quantum 2^(max(e, emin) - p + 1); M's quantum is 2^(e - 52). Shift = the difference,
-    # between 53 - p and 53 for every e that does not round to zero outright (e >= emin - p).
-    shift = np.maximum(e, f.emin) - e + 53 - p
-    to_zero = e < f.emin - p  # |x| < 2^(emin-p), half the smallest subnormal (float64 zeros and
-    # subnormals included: they are far below every narrower format's range)
-    shift = np.where(to_zero, 53, np.minimum(shift, 53)).astype(np.uint64)
-    m = M >> shift
-    rem = M & ((np.uint64(1) << shift) - np.uint64(1))
-    half = np.uint64(1) << (shift - np.uint64(1))
-    m = m + ((rem > half) | ((rem == half) & ((m & np.uint64(1)) == np.uint64(1)))).astype(np.uint64)
-    m = np.where(to_zero, np.uint64(0), m)
-
-    # Encode: a normal result stores (biased exponent E, m without its hidden bit 2^(p-1)), which
-    # is (E - 1) << (p-1) plus m itself; a carry of m to 2^p moves into the exponent by itself. In
-    # the subnormal range E - 1 = emin + bias - 1 = 0, so m is stored as it is, and an m that
-    # rounded up to 2^(p-1) becomes min normal.
-    quantum = np.maximum(e, f.emin) - p + 1
-    field = (quantum + p - 1 + f.bias - 1).astype(np.int64)  # biased exponent minus one
-    mag = (field.astype(np.uint64) << np.uint64(p - 1)) + m
-    mag = np.where(to_zero, m, mag)
-    inf = np.uint64(inf_bits(f))
-    mag = np.where((e > f.emax) | (mag >= inf), inf, mag)  # overflow, before or after rounding
-
-    nonfinite = biased == 0x7FF
-    is_nan = nonfinite & ((u & np.uint64((1 << 52) - 1)) != 0)
-    mag = np.where(nonfinite, inf, mag)
-    mag = np.where(is_nan, np.uint64(quiet_nan_bits(f)), mag)
-    return (sign | mag).astype(f.uint_dtype)
-
-
-def round_float64_array_to(fmt: FloatFormat | str, x: np.ndarray) -> np.ndarray:
-    """RNE of float64 values into fmt, rounding once.
-
-    numpy's astype rounds float64 -> float16 and float64 -> float32 correctly (checked against
-    round_fraction in tests/test_rounding.py). bfloat16 goes through integer arithmetic on the
-    float64 bits: float64 -> float32 -> bfloat16 rounds twice and is wrong when the first rounding
-    lands on a bfloat16 midpoint. NaNs come back as the canonical quiet NaN with x's sign."""
-    f = get_format(fmt)
-    a = np.asarray(x)
-    if a.dtype != np.float64:
-        raise TypeError(f"round_float64_array_to: x has dtype {a.dtype}, expected float64")
-    if f.name == "float64":
-        return a.copy()
-    if f.name in ("float16", "float32"):
-        with np.errstate(over="ignore"):
-            return a.astype(f.np_dtype)
-    return _round_float64_to_bits(a, f).view(f.np_dtype).reshape(a.shape)

@@ -13,6 +13,8 @@ import ml_dtypes
 import mpmath
 import numpy as np
 import pytest
+
+from nbx.harness.scoring.rule import round_to_format
 from mpmath import libmp
 
 from oracles.formats import (
@@ -28,9 +30,7 @@ from oracles.formats import (
 )
 from oracles.rounding import (
     RoundResult,
-    _round_float64_to_bits,
     round_correctly,
-    round_float64_array_to,
     round_fraction,
     round_mpf,
 )
@@ -223,7 +223,7 @@ def test_float64_values_sums_products_quotients():
         assert round_fraction(Fraction(ai) * Fraction(bi), F64, negative_zero=neg) == pi, (ai, bi)
 
 
-# ---------------------------------------------------------------------- round_float64_array_to
+# ---------------------------------------------------------------------- the scoring rule's round_to
 
 
 def _float64_probe(n, seed):
@@ -239,9 +239,9 @@ def _float64_probe(n, seed):
 
 
 @pytest.mark.parametrize("f", NARROW, ids=ids)
-def test_round_float64_array_to_matches_round_fraction(f):
+def test_rule_round_to_matches_round_fraction(f):
     x = _float64_probe(20000, 7)
-    got = to_bits(round_float64_array_to(f, x), f).tolist()
+    got = to_bits(round_to_format(x, f), f).tolist()
     for xi, gi in zip(x.tolist(), got):
         if math.isnan(xi):
             assert (gi & ~sign_bit(f)) > inf_bits(f)
@@ -252,11 +252,11 @@ def test_round_float64_array_to_matches_round_fraction(f):
 
 
 @pytest.mark.parametrize("f", [F16, F32], ids=ids)
-def test_integer_path_agrees_with_numpy_astype(f):
+def test_rule_round_to_agrees_with_numpy_astype(f):
     x = _float64_probe(50000, 8)
     with np.errstate(over="ignore"):
         want = to_bits(x.astype(f.np_dtype), f)
-    got = _round_float64_to_bits(x, f)
+    got = to_bits(round_to_format(x, f), f)
     nan = np.isnan(x)
     assert np.array_equal(got[~nan], want[~nan])
     assert np.all(np.isnan(got.view(f.np_dtype)[nan]))
@@ -266,7 +266,7 @@ def test_bfloat16_rounds_once_where_float32_route_rounds_twice():
     # 1 + 2^-8 is the midpoint between bfloat16's 1 and 1 + 2^-7; 2^-30 puts x just above it.
     # float32 drops the 2^-30 (below its half ulp 2^-24), landing on the tie, which goes to 1.
     x = np.array([1 + 2.0**-8 + 2.0**-30, -(1 + 2.0**-8 + 2.0**-30)])
-    assert to_bits(round_float64_array_to(BF16, x), BF16).tolist() == [0x3F81, 0xBF81]
+    assert to_bits(round_to_format(x, BF16), BF16).tolist() == [0x3F81, 0xBF81]
     assert to_bits(x.astype(np.float32).astype(ml_dtypes.bfloat16), BF16).tolist() == [0x3F80, 0xBF80]
 
 
@@ -277,16 +277,16 @@ def test_every_bfloat16_midpoint_from_float64():
     mids = (v[:-1] + v[1:]) / 2
     k = np.arange(mids.size)
     even = np.where(k % 2 == 0, k, k + 1)
-    assert np.array_equal(to_bits(round_float64_array_to(BF16, mids), BF16), even)
-    assert np.array_equal(to_bits(round_float64_array_to(BF16, -mids), BF16), even | 0x8000)
+    assert np.array_equal(to_bits(round_to_format(mids, BF16), BF16), even)
+    assert np.array_equal(to_bits(round_to_format(-mids, BF16), BF16), even | 0x8000)
 
 
-def test_round_float64_array_to_keeps_shape_and_checks_dtype():
+def test_rule_round_to_keeps_shape_and_checks_dtype():
     x = np.arange(12, dtype=np.float64).reshape(3, 4).T
-    assert round_float64_array_to(BF16, x).shape == (4, 3)
-    assert round_float64_array_to("float64", x) is not x
-    with pytest.raises(TypeError, match="float64"):
-        round_float64_array_to(BF16, x.astype(np.float32))
+    assert round_to_format(x, BF16).shape == (4, 3)
+    assert np.array_equal(round_to_format(x, "float64"), x)
+    with pytest.raises(TypeError, match="float array"):
+        round_to_format(x.astype(np.int32), BF16)
 
 
 # ---------------------------------------------------------------------- round_mpf

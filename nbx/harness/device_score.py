@@ -21,14 +21,17 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
+from oracles.formats import get_format
+
 from .. import dtype as D
 from ..kernels import launch
 from ..kernels.math import load_as
 from ..tensor import Tensor, empty
 from .measurement import HIST_EDGES
+from .scoring.rule import classify, exponent, options as oracle_options, pow2
 
-# (precision p, emin, emax) of the formats decided here
-FORMATS = {"float32": (24, -126, 127), "float16": (11, -14, 15), "bfloat16": (8, -126, 127)}
+# the formats decided here
+FORMATS = {name: get_format(name) for name in ("float32", "float16", "bfloat16")}
 N_BINS = tl.constexpr(len(HIST_EDGES) - 1)
 HIST_LO = tl.constexpr(tuple(HIST_EDGES[:-1]))
 HIST_HI = tl.constexpr(tuple(HIST_EDGES[1:]))
@@ -41,34 +44,6 @@ HIST_PAD = tl.constexpr(triton.next_power_of_2(len(HIST_EDGES) - 1))
 
 
 @triton.jit
-def _pow2(q):
-    """2^q as float64 for integer q in [-1022, 1023], from its bits."""
-    return ((q + 1023).to(tl.int64) << 52).to(tl.float64, bitcast=True)
-
-
-@triton.jit
-def _exponent(a, EMIN: tl.constexpr, EMAX: tl.constexpr):
-    """max(floor(log2 a), EMIN), at most EMAX + 1, for a >= 0 finite (float64), from its bits."""
-    e = (a.to(tl.int64, bitcast=True) >> 52) - 1023
-    return tl.minimum(tl.maximum(e, EMIN), EMAX + 1)
-
-
-@triton.jit
-def round_to(v, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr):
-    """v (float64) rounded to nearest even in the format (P, EMIN, EMAX), as a float64: subnormals,
-    overflow to inf and signed zeros included; NaN stays NaN. v / ulp is exact (a power of two) and
-    rint rounds it to an integer once."""
-    a = tl.abs(v)
-    q = _exponent(a, EMIN, EMAX) - (P - 1)
-    m = libdevice.rint(a * _pow2(-q))
-    r = m * _pow2(q)
-    r = tl.where(r >= 2.0 ** (EMAX + 1), float("inf"), r)
-    r = tl.where(a == float("inf"), a, r)
-    r = tl.where(v < 0, r * -1.0, tl.where(v == 0, v, r))
-    return tl.where(v != v, v, r)
-
-
-@triton.jit
 def _decide_by_residual(v, lo, exact, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr):
     """(v', exact'): where the oracle's residual lo is known (the exact value is v + lo), v is exact
     enough to decide: if v is no rounding boundary of the format, the exact value rounds as v does
@@ -77,7 +52,7 @@ def _decide_by_residual(v, lo, exact, P: tl.constexpr, EMIN: tl.constexpr, EMAX:
     value's side; a midpoint with lo == 0 is an exact tie."""
     known = lo == lo
     a = tl.abs(v)
-    m = a * _pow2(-(_exponent(a, EMIN, EMAX) - (P - 1)))
+    m = a * pow2(-(exponent(a, EMIN, EMAX) - (P - 1)))
     mid = (m - libdevice.floor(m) == 0.5) & (a < float("inf"))
     bits = v.to(tl.int64, bitcast=True)
     away = (lo > 0) == (v > 0)
@@ -126,44 +101,15 @@ def _score_tile(v, exact, got, valid, base, index, n_index, cap,
     """One tile's figures: counts (decided, misrounded, special, undecided, finite: int64 scalars),
     the sum and the maximum of the ulp errors, the first position of that maximum, the histogram
     over HIST_EDGES (int64[HIST_PAD]); undecided and failing elements are appended to `index`."""
-    due = round_to(v, P, EMIN, EMAX)
-    if EXACT:
-        decided = valid
-    else:
-        # exact: elements whose value the oracle knows to be exact (its EXACT_AT); a tie there is a tie
-        w = tl.abs(v) * E
-        decided = valid & ((round_to(v - w, P, EMIN, EMAX) == round_to(v + w, P, EMIN, EMAX)) |
-                           (v != v) | (tl.abs(v) == float("inf")) | exact)
-    g_nan = got != got
-    v_nan = v != v
-    nan_mismatch = g_nan != v_nan
-    inf_due = tl.abs(due) == float("inf")
-    g_inf = tl.abs(got) == float("inf")
-    a = tl.abs(v)
-    if EMAX < 1023:
-        # ulp.overflow_edge: for v in [max, 2^(EMAX+1)) inf and max are the two neighbours IEEE rounds
-        # to; either is a rounding, measured with inf as 2^(EMAX+1)
-        top = 2.0 ** (EMAX + 1)
-        maxf = top - 2.0 ** (EMAX + 1 - P)
-        edge = (a >= maxf) & (a < top) & ((got < 0) == (v < 0)) & (g_inf | (tl.abs(got) == maxf))
-        gv = tl.where(edge & g_inf, tl.where(got < 0, -top, top), got)
-    else:
-        edge = a != a
-        gv = got
-    inf_mismatch = ~g_nan & ~v_nan & ((inf_due & (got != due)) | (~inf_due & g_inf)) & ~edge
-    special = nan_mismatch | inf_mismatch
-    if ZERO_SIGN:
-        gs = got.to(tl.int64, bitcast=True) < 0
-        ds = due.to(tl.int64, bitcast=True) < 0
-        special = special | ((got == 0) & (due == 0) & (gs != ds))
-    special = special & decided
-    misrounded = decided & ~special & (got != due) & ~(g_nan & v_nan)
-    ulp = _pow2(_exponent(a, EMIN, EMAX) - (P - 1))
-    # as ulp.ulp_error: 0 where both are NaN or got is the infinity due; every decided element
-    # without a special mismatch counts in the figures
-    both_finite = ~g_nan & (tl.abs(gv) < float("inf")) & ~v_nan & (a < float("inf"))
+    # the rule (scoring/rule.py); an exact oracle (k = 0) decides every element
+    w = tl.where(exact, 0.0, tl.abs(v) * E)
+    due, decided, special, misrounded, err, why = classify(got, v, v * 0.0, w, exact | EXACT, P, EMIN, EMAX,
+                                                         ZERO_SIGN)
+    decided = decided & valid
+    special = special & valid
+    misrounded = misrounded & valid
     finite = decided & ~special
-    err = tl.where(finite & both_finite, tl.abs(gv - v) / ulp, 0.0)
+    err = tl.where(finite, err, 0.0)
     best = tl.max(err)
     where = tl.min(tl.where(err == best, base, 2 ** 62))
     bins = tl.arange(0, HIST_PAD)
@@ -325,7 +271,8 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
         raise ValueError(f"device_score.score: {oracle.name}: one to three contiguous operands of the result's size")
     if len(operands) != oracle.arity:
         raise ValueError(f"device_score.score: {oracle.name} takes {oracle.arity} operands, got {len(operands)}")
-    p, emin, emax = FORMATS.get(name, FORMATS["float32"])
+    f = FORMATS.get(name, FORMATS["float32"])
+    p, emin, emax = f.precision, f.emin, f.emax
     result = 0 if not exact_result else 2 if got.dtype.is_float else 1
     n = got.numel()
     programs = max(1, triton.cdiv(n, BLOCK * TILES))
@@ -383,15 +330,6 @@ def _evaluate_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, p0, p1, ORACLE: tl.constex
     tl.store(out_ptr + i, v, mask=m)
 
 
-def oracle_options() -> dict:
-    """Launch options of every kernel that evaluates an oracle: nbx's, and no contraction on CUDA.
-    An oracle's bound assumes each operation rounds as written (the interpreter's numpy never
-    contracts); a TwoSum or an exact-product test fed a contracted a*b + c is no longer exact
-    (lerp's oracle, fused on the H200: 49,281 of 2^32 stratified tuples scored up to 1.7e7 ulp off).
-    An fma an oracle wants is written as one."""
-    return {**launch.kernel_options(), "enable_fp_fusion": False} if launch.backend.IS_CUDA else {}
-
-
 def evaluate(oracle, x: np.ndarray, params=(0.0, 0.0), y: np.ndarray | None = None,
              z: np.ndarray | None = None) -> np.ndarray:
     """The oracle's float64 values (oracle.fn: a device or order oracle) at float64 inputs x, and y
@@ -407,25 +345,6 @@ def evaluate(oracle, x: np.ndarray, params=(0.0, 0.0), y: np.ndarray | None = No
         _evaluate_kernel[(max(1, triton.cdiv(n, BLOCK)),)](*args, out, n, p0, p1, ORACLE=oracle.fn, N_IN=len(xs),
                                                            BLOCK=BLOCK, **oracle_options())
     return out.numpy()[:n]
-
-
-@triton.jit
-def _round_kernel(x_ptr, out_ptr, n, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl.constexpr, BLOCK: tl.constexpr):
-    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    m = i < n
-    tl.store(out_ptr + i, round_to(tl.load(x_ptr + i, mask=m, other=0.0), P, EMIN, EMAX), mask=m)
-
-
-def round_array(x: np.ndarray, dtype: str) -> np.ndarray:
-    """round_to over a float64 array on the device, as float64 (for the tests)."""
-    from ..tensor import from_numpy
-    p, emin, emax = FORMATS[dtype]
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    out = empty(x.size, dtype="float64")
-    with np.errstate(all="ignore"):
-        _round_kernel[(triton.cdiv(x.size, BLOCK),)](from_numpy(x), out, x.size, P=p, EMIN=emin, EMAX=emax,
-                                                      BLOCK=BLOCK, **launch.kernel_options())
-    return out.numpy()
 
 
 @triton.jit
@@ -560,7 +479,7 @@ def _perturb(x, h):
     1..4 float32 values along their order (across zero); inf and NaN stay."""
     k = tl.minimum(h >> 1 & 31, 24)
     neg = h >> 6 & 1
-    f = 1.0 + (1 - 2 * neg).to(tl.float64) * _pow2(-k)
+    f = 1.0 + (1 - 2 * neg).to(tl.float64) * pow2(-k)
     rel = _bits32(_f64(x) * f)
     d = (h >> 7 & 3) + 1
     d = tl.where(neg == 1, -d, d)

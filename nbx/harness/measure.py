@@ -1,9 +1,11 @@
 """Scoring one batch of cases against the oracles, and the streaming accumulator of a Measurement.
 
-Float results: the float64 oracle gives the truth for float16/bfloat16/float32 results (its own
-error, ~2^-29 float32 ulp, matters only next to a rounding boundary); cases whose error lies within
-1e-6 ulp of 0.5 are re-decided by mpmath with a Ziv loop (`close_calls`). float64 results take the
-mpmath truth for every case, as a double-double. Integer and bool results are exact or wrong.
+Float results are classified by the scoring rule (scoring/rule.py, the same code the device runs):
+the float64 oracle gives the truth for float16/bfloat16/float32 results, good to 2^-(p+19)
+relative (rule.host_bound); float64 results take the mpmath truth for every case, as a
+double-double. Elements the rule leaves undecided (the truth within its bound of a rounding
+boundary) are decided by mpmath with a Ziv loop (`close_calls`). Integer and bool results are exact
+or wrong.
 """
 from __future__ import annotations
 
@@ -17,15 +19,15 @@ import numpy as np
 
 from oracles import ORACLES, evaluate_mp
 from oracles.formats import FORMATS, to_bits
-from oracles.rounding import RoundResult, round_correctly, round_float64_array_to, round_mpf
+from oracles.rounding import RoundResult, round_correctly, round_mpf
 
 from .. import dtype as D
 from . import ulp
 from .measurement import HIST_EDGES, Measurement, Worst
 from .order import order_error
+from .scoring import rule
 from .targets import Target
 
-CLOSE = 1e-6
 SUBNORMAL64 = 2.0 ** -1022          # the least normal float64; below it the grid is subnormal
 
 
@@ -195,20 +197,19 @@ def score(target: Target, arrays: list[np.ndarray], got: np.ndarray) -> Batch:
     vals = target.oracle_values(arrays, out)
     if out is D.float64:
         hi, lo, tiny = _mp_truth(oracle, vals, params, 53 + 60)
-        truth, y64 = (hi, lo), hi
+        truth = (hi, lo)
     else:
-        y64 = np.asarray(oracle.f64(*vals, **params), dtype=np.float64)
-        truth = y64
-    with np.errstate(all="ignore"):
-        err = ulp.ulp_error(got, truth, fmt)
+        truth = np.asarray(oracle.f64(*vals, **params), dtype=np.float64)
+    s = rule.classify_arrays(got, truth, fmt, zero_sign=oracle.zero_sign_matters)
+    err = s.err.copy()
     if out is D.float64:
         tiny_errors(err, got, tiny, 53 + 60)
-    special = ulp.classify_specials(got, y64, fmt, zero_sign_matters=oracle.zero_sign_matters)["special"]
-    expected = round_float64_array_to(fmt, y64)
-    exp_bits = to_bits(expected, fmt).copy()
+    special = s.cls == rule.SPECIAL
+    not_cr = s.cls == rule.MISROUNDED
+    with np.errstate(all="ignore"):
+        exp_bits = to_bits(s.due.astype(fmt.np_dtype), fmt).copy()
     got_bits = to_bits(got, fmt)
-    not_cr = misrounded(got, exp_bits, fmt, oracle.zero_sign_matters)
-    close = np.flatnonzero(np.isfinite(err) & (np.abs(err - 0.5) < CLOSE) & ~special)
+    close = np.flatnonzero(s.cls == rule.UNDECIDED)
     unresolved = 0
     for i in close:
         row = tuple(float(v[i]) for v in vals)

@@ -15,7 +15,7 @@ from oracles.order import ORDER_ORACLES
 
 from .. import dtype as D
 from . import device_score as DS
-from . import ulp
+from .scoring import rule
 from .targets import Target
 
 
@@ -47,8 +47,8 @@ def order_error(t: Target, vals: list[np.ndarray], params: dict, got: np.ndarray
         return None
     fmt = FORMATS[D.from_numpy_dtype(got.dtype).name]
     v = order_values(t, vals, params)
+    s = rule.classify_arrays(got, v, fmt, zero_sign=True, exact=True)
+    err, special = s.err, s.cls == rule.SPECIAL
     with np.errstate(all="ignore"):
-        err = ulp.ulp_error(got, v, fmt)
-    special = ulp.classify_specials(got, v, fmt, zero_sign_matters=True)["special"]
-    bits = to_bits(v.astype(got.dtype), fmt)
+        bits = to_bits(s.due.astype(fmt.np_dtype), fmt)
     return np.where(special, np.inf, np.where(bits == to_bits(got, fmt), 0.0, err)), bits
