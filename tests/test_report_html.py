@@ -124,9 +124,14 @@ def test_short_labels():
         ["0", "999", "12k", "8.4M", "3.0G"]
 
 
-def test_overview_png():
+def test_overview_png_and_its_change_marks():
     ms = [meas("exp", max_ulp=0.5), meas("log", max_ulp=1.9, not_correctly_rounded=4), meas("tanh", error="x")]
-    png = O.overview_png(O.build(report(ms), budgets={"log|float32": {"max_ulp": 2.0}}), title="t")
+    old = report([meas("exp", max_ulp=0.5), meas("log", max_ulp=1.9, not_correctly_rounded=9), meas("tanh")])
+    marks = O.change_marks(old, report(ms))
+    assert marks == {("log", "float32", "sweep"): "better", ("tanh", "float32", "sweep"): "worse"}
+    assert O.change_marks(None, report(ms)) == {}
+    png = O.overview_png(O.build(report(ms), budgets={"log|float32": {"max_ulp": 2.0}}), title="t",
+                         changes=marks)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
 
 

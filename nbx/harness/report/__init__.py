@@ -27,9 +27,10 @@ __all__ = ["LOCK_FILE", "Change", "DirectoryInUse", "History", "Key", "Previous"
            "render_junit", "render_markdown", "write_report"]
 
 
-def write_overview_png(report: Report, run_dir: Path, *, verdict=None, failures=None
-                       ) -> tuple[str | None, str]:
-    """Draw the overview grid into run_dir/overview.png (atomically). Returns (its file name, "")
+def write_overview_png(report: Report, run_dir: Path, *, verdict=None, failures=None,
+                       previous: Report | None = None) -> tuple[str | None, str]:
+    """Draw the overview grid into run_dir/overview.png (atomically), marking the cells changed
+    against `previous` (find_previous's report) as the page does. Returns (its file name, "")
     or, where it could not be drawn, (None, why): matplotlib missing, or the drawing raised (the
     summary says so; the measurements must not be lost over a picture)."""
     try:
@@ -37,7 +38,8 @@ def write_overview_png(report: Report, run_dir: Path, *, verdict=None, failures=
         budgets = dict(verdict.budgets) if verdict is not None else {}
         ov = overview.build(report, budgets=budgets, verdict=verdict, failures=failures)
         png = overview.overview_png(ov, title=f"nbx {report.backend_id} {report.profile} "
-                                              f"{report.run_id} {report.git_commit[:9]}")
+                                              f"{report.run_id} {report.git_commit[:9]}",
+                                    changes=overview.change_marks(previous, report) if previous else None)
     except ImportError as e:
         return None, f"overview.png not drawn: {e.name or e} is not installed (pip install matplotlib)."
     except Exception as e:  # noqa: BLE001 (reported in the summary; the rest of the report stands)
@@ -63,7 +65,8 @@ def write_report(report: Report, run_dir: Path, latest: Path | None = None, *,
     run_dir.mkdir(parents=True, exist_ok=True)
     # The earlier runs of the summary's and the page's trends, read once for both.
     history = load_history(report, previous.searched) if previous is not None and previous.searched else None
-    image, image_note = write_overview_png(report, run_dir, verdict=verdict, failures=failures)
+    image, image_note = write_overview_png(report, run_dir, verdict=verdict, failures=failures,
+                                           previous=previous.report if previous is not None else None)
     renderers = {
         "markdown": ("summary.md", lambda: render_markdown(report, failures=failures, verdict=verdict,
                                                            previous=previous, history=history,

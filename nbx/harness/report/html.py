@@ -20,9 +20,10 @@ cells sorted and written as deltas in a base-32 varint over the 64 URL-safe base
 (`encode_cells`): about one character a point. Plots not drawn up front fall back to coarser grids
 while their points exceed POINTS_BUDGET characters, and embed only their worst input's row (their
 plot still rings every worst input), so that a nightly report of ~2,400 measurements stays under
-2 MB even with 400 scattered points in every plot (tests/test_report_html.py). The 3,264
-measurements of a ci run on the interpreter make a page of about 1.4 MB with two earlier runs'
-trends (the grid about 0.1 MB, the trends about 0.2 MB).
+2 MB even with 400 scattered points in every plot and ten runs of trends, whose text is taken
+from the points' budget (tests/test_report_html.py). The 3,264 measurements of a ci run on the
+interpreter make a page of about 1.5 MB with two earlier runs (the grid 0.15 MB, the trends'
+data 0.12 MB; 1.0 MB without either).
 """
 
 from __future__ import annotations
@@ -442,11 +443,11 @@ GRID_STATUS = {s: f"c{i}" for i, s in enumerate(overview.STATUSES)}      # the c
 REGRESSION_ROWS = 40
 
 
-def _grid(ov: overview.Overview, index: dict[Key, int], changes: dict[Key, list[str]]) -> dict:
+def _grid(ov: overview.Overview, index: dict[Key, int], marks: dict[Key, str]) -> dict:
     """The overview as the template writes it: dtype groups, suite columns, and per op its
     cells as (classes, measurement index or None, label lines, hover text for cells with none).
-    A cell whose figures got worse against the previous report has the class "cw", one that only
-    got better "cb" (a corner mark)."""
+    A cell whose figures got worse against the previous report (overview.change_marks) has the
+    class "cw", one that only got better "cb" (a corner mark)."""
     groups: list[list] = []
     for dtype, suite in ov.columns:
         if groups and groups[-1][0] == dtype:
@@ -462,8 +463,7 @@ def _grid(ov: overview.Overview, index: dict[Key, int], changes: dict[Key, list[
                 cells.append(None)
                 continue
             i = index.get(c.key) if c.measurement is not None else None
-            moved = changes.get(c.key) or []
-            mark = " cw" if any(x.startswith("worse") for x in moved) else " cb" if moved else ""
+            mark = {"worse": " cw", "better": " cb"}.get(marks.get(c.key, ""), "")
             cells.append((GRID_STATUS[c.status] + mark, i, c.label, "" if i is not None else c.describe()))
         rows.append((op, cells))
     counts = ov.counts()
@@ -513,6 +513,7 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
     featured = {r.i for _, _, _, shown in groups for r in shown}
     index = {r.m.key(): r.i for r in rows}
     ov = overview.build(report, budgets=entries, verdict=verdict, failures=failures)
+    marks = overview.change_marks(previous, report)
 
     edges = Counter(tuple(encode_float(e) for e in (m.hist or {}).get("edges") or [])
                     for m in ms if m.hist)
@@ -584,9 +585,8 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
         rows=rows, groups=groups, anchor=_anchor, compared=previous is not None, gated=gated,
         counts=dict(measurements=len(ms), cases=sum(m.cases for m in ms), errors=n_err,
                     failing=n_fail),
-        grid=_grid(ov, index, changes), near=overview.NEAR_BUDGET, trend=trend,
-        changed=(sum(1 for v in changes.values() if any(x.startswith("worse") for x in v)),
-                 sum(1 for v in changes.values() if not any(x.startswith("worse") for x in v))),
+        grid=_grid(ov, index, marks), near=overview.NEAR_BUDGET, trend=trend,
+        changed=(sum(1 for v in marks.values() if v == "worse"), sum(1 for v in marks.values() if v == "better")),
         trend_svg=charts.trend_svg(trend) if trend is not None else "",
         regressions=regressions, n_regressions=len(trend.regressions) if trend is not None else 0,
         history_note=_history_note(hist), peer_charts=peer_charts, peers=peers,

@@ -26,7 +26,7 @@ from nbx.dtype import DTYPES
 from nbx.harness import budgets as B
 from nbx.harness.files import fsync_dir
 from nbx.harness.measurement import SUITES, Measurement
-from nbx.harness.report.diff import CORRECTLY_ROUNDED_ULP
+from nbx.harness.report.diff import CORRECTLY_ROUNDED_ULP, diff_reports
 from nbx.harness.report.json_report import Key, Report, fmt_ulp
 
 STATUSES = ("correct", "within", "near", "failing", "missing")
@@ -158,6 +158,17 @@ def short_count(n: int) -> str:
     return str(n)
 
 
+def change_marks(previous: Report | None, report: Report) -> dict[Key, str]:
+    """Per measurement changed against the previous report (diff_reports): "worse" where any
+    figure regressed, else "better"."""
+    if previous is None:
+        return {}
+    d = diff_reports(previous, report)
+    out = {c.key: "better" for c in d.improvements}
+    out.update({c.key: "worse" for c in d.regressions})
+    return out
+
+
 def failure_map(verdict=None, failures: dict | None = None) -> dict[tuple, list[str]] | None:
     """The gate's messages by key: the given map, else the verdict's failures; None when the
     report was not gated (write_report passes both, the map made from the verdict)."""
@@ -267,16 +278,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def overview_png(ov: Overview, *, title: str = "", dpi: int = 100) -> bytes:
+def overview_png(ov: Overview, *, title: str = "", changes: dict[Key, str] | None = None,
+                 dpi: int = 100) -> bytes:
     """The grid drawn by matplotlib (Agg, no display), as PNG bytes: one square per cell in its
-    status color, labelled with max ulp over the misrounded count; dtype groups along the top."""
+    status color, labelled with max ulp over the misrounded count; dtype groups along the top.
+    changes (change_marks): a black corner on each cell worse than in the previous report, a
+    white one on each only better, as the page marks them."""
     import io
 
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch, Polygon
 
     nrow, ncol = max(len(ov.ops), 1), max(len(ov.columns), 1)
     cw, rh = 0.36, 0.2                       # inches per cell: two lines of 4.5 pt text fit
@@ -301,6 +315,11 @@ def overview_png(ov: Overview, *, title: str = "", dpi: int = 100) -> bytes:
         dark = c.status in ("correct", "failing")
         ax.text(col[(c.dtype, c.suite)], row[c.op], f"{a}\n{b}" if b else a, ha="center", va="center",
                 fontsize=4.5, linespacing=0.95, color="white" if dark else "#222")
+    for key, how in (changes or {}).items():
+        if key[0] in row and key[1:] in col:
+            y, x = row[key[0]], col[key[1:]]
+            ax.add_patch(Polygon([(x + 0.5, y - 0.5), (x + 0.12, y - 0.5), (x + 0.5, y - 0.12)],
+                                 closed=True, linewidth=0, color="black" if how == "worse" else "white"))
     ax.set_yticks(range(len(ov.ops)), ov.ops, fontsize=6)
     ax.set_xticks(range(len(ov.columns)), [SUITE_ABBREV.get(s, s) for _, s in ov.columns],
                   fontsize=5, rotation=90)
@@ -322,8 +341,13 @@ def overview_png(ov: Overview, *, title: str = "", dpi: int = 100) -> bytes:
                 ax.axvline(j - 0.5, color="#333", linewidth=0.8)
             start = j
     counts = ov.counts()
-    fig.legend(handles=[Patch(color=COLORS[s], label=f"{STATUS_TEXT[s]} ({counts[s]:,})") for s in STATUSES],
-               loc="upper left", bbox_to_anchor=(0.005, 0.999), ncol=len(STATUSES), fontsize=6.5,
+    handles = [Patch(color=COLORS[s], label=f"{STATUS_TEXT[s]} ({counts[s]:,})") for s in STATUSES]
+    if changes is not None:
+        worse = sum(1 for v in changes.values() if v == "worse")
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
+                             label=f"corner: worse than the previous report ({worse:,}; white: only better)"))
+    fig.legend(handles=handles,
+               loc="upper left", bbox_to_anchor=(0.005, 0.999), ncol=3, fontsize=6.5,
                frameon=False, handlelength=1.2, columnspacing=1.2)
     if title:
         fig.text(0.995, 0.995, title, ha="right", va="top", fontsize=6.5, color="#444")
