@@ -68,9 +68,9 @@ def test_a_report_without_target_reads_as_nbx():
     assert back.key() == ("exp", "float32", "sweep", "torch") and back.target_info == "torch 9 on cpu"
 
 
-def test_missing_torch_is_a_usage_error(tmp_path):
+def test_missing_torch_is_an_environment_failure(tmp_path):
     p = ok(nbx_cmd("run", "--target", "torch", "--op", "exp", "--dtype", "float32", "--out", tmp_path / "r",
-                   cwd=tmp_path, pre="sys.modules['torch'] = None"), code=2)
+                   cwd=tmp_path, pre="sys.modules['torch'] = None"), code=3)
     assert "--target torch" in p.stderr and "pip install" in p.stderr and "[torch]" in p.stderr, p.stderr
     assert not (tmp_path / "r" / "report.json").exists()
 

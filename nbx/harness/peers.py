@@ -143,6 +143,14 @@ class PeerTarget(Target):
     peer's op instead of nbx's."""
     peer: str = "torch"
 
+    @property
+    def name(self) -> str:
+        return self.peer
+
+    @property
+    def describe(self) -> str:
+        return load(self.peer).describe
+
     def invoke(self, tensors: list, kw: dict):
         """The peer's op on nbx tensors, through DLPack both ways (no copy); its result must have
         nbx's result dtype for the target (the oracle and the bank are of that dtype): a different

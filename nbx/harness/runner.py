@@ -30,7 +30,7 @@ from . import suites as S
 from .cases import PROFILES
 from .measure import Accumulator, score
 from .progress import Progress
-from .peers import PeerTarget, peer_of
+from .peers import peer_of
 from .targets import Target, targets
 
 BATCH = 1 << 16
@@ -137,10 +137,10 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
     error = ""
     span = _bit_range(t, suite, profile, bits) if suite in ("sweep", "exhaustive16", "pairs") else None
     tuples = _sample_range(t, suite, profile, bits)
-    peer = isinstance(t, PeerTarget)
+    other = t.name != P.NBX
     try:
-        if peer and suite not in VALUE_SUITES:
-            raise ValueError(f"peers measure the value suites only, not {suite}")
+        if other and suite not in VALUE_SUITES:
+            raise ValueError(f"{t.name} is measured on the value suites only ({', '.join(VALUE_SUITES)}), not {suite}")
         if suite == "bank":
             bank.measure_bank(t, acc)
         elif tuples is not None:
@@ -162,9 +162,9 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
     except Exception as e:  # noqa: BLE001 (a failure is a result here; the gate reads it)
         error = f"{type(e).__name__}: {e}"
     m = acc.measurement(time.perf_counter() - start, error)
-    if peer:
-        m.target = t.peer
-        m.target_info = P.load(t.peer).describe
+    if other:
+        m.target = t.name
+        m.target_info = t.describe
     return m
 
 
@@ -175,7 +175,7 @@ class Job:
 
     @property
     def name(self) -> str:
-        return self.target.peer if isinstance(self.target, PeerTarget) else P.NBX
+        return self.target.name
 
 
 def jobs(ops=None, dtypes=None, wanted_suites=None, target_names=(P.NBX,)) -> list[Job]:

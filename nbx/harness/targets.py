@@ -37,6 +37,16 @@ class Target:
         return OPS[self.op]
 
     @property
+    def name(self) -> str:
+        """Whose results are measured: "nbx" (a peer library's or a callable's target says its own)."""
+        return "nbx"
+
+    @property
+    def describe(self) -> str:
+        """What runs, for the report (nbx's op: nothing more to say)."""
+        return ""
+
+    @property
     def verify(self) -> Verify:
         return self.spec.verify
 

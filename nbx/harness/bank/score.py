@@ -1,4 +1,6 @@
-"""Measuring an op against its bank (the `bank` suite): no mpmath, only the stored bits."""
+"""Measuring an op against its bank (the `bank` suite): correct rounding against the stored bits; the
+ulp error and special classes against the truth, as `measure.score` (and so `nbx repro`) computes
+them, so that one case has one figure wherever it is shown."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,9 +9,7 @@ from oracles import ORACLES
 from oracles.formats import FORMATS
 
 from ... import dtype as D
-from .. import ulp
-from ..measure import Batch, misrounded, oracle_params
-from ..order import order_error
+from ..measure import Batch, misrounded, score
 from ..targets import Target
 from . import storage
 from .text import BankError
@@ -30,10 +30,6 @@ def measure_bank(t: Target, acc) -> None:
         acc.add(bf.inputs, got, Batch(wrong.astype(float), np.zeros(len(got), bool), wrong, exp, True))
         return
     fmt = FORMATS[out.name]
-    ev = exp.view(out.np).astype(np.float64)
-    with np.errstate(all="ignore"):
-        err = ulp.ulp_error(got, ev, fmt)
-    special = ulp.classify_specials(got, ev, fmt, zero_sign_matters=ORACLES[t.op].zero_sign_matters)["special"]
-    not_cr = misrounded(got, exp, fmt, ORACLES[t.op].zero_sign_matters)
-    order = order_error(t, t.oracle_values(bf.inputs, out), oracle_params(t, out), got)
-    acc.add(bf.inputs, got, Batch(np.where(special, np.inf, err), special, not_cr, exp, False, order=order))
+    b = score(t, bf.inputs, got)
+    not_cr = misrounded(got, exp, fmt, ORACLES[t.op].zero_sign_matters) & ~b.special
+    acc.add(bf.inputs, got, Batch(b.err, b.special, not_cr, exp, False, b.close_calls, b.unresolved, b.order))
