@@ -24,7 +24,9 @@ and the smallest subnormal 2^(emin - 1).
   recomputed in MPFR from their defining expressions equal those of nbx's oracles, device oracles
   and kernels to within the precision each states.
 
-gmpy2 is a test dependency (the `test` extra); without it the module is skipped.
+gmpy2 is a test dependency (the `test` extra), never needed at run time; without it the module is
+skipped. With it installed mpmath computes on gmpy2's mpz: the oracles' exact arithmetic is checked
+under that backend too (test_exact_oracles_under_mpmaths_gmpy_backend).
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ gmpy2 = pytest.importorskip("gmpy2")
 from gmpy2 import mpfr  # noqa: E402
 
 import ml_dtypes  # noqa: E402
+
+import mpmath  # noqa: E402
 
 from oracles import ORACLES, evaluate_mp  # noqa: E402
 from oracles.formats import FORMATS  # noqa: E402
@@ -476,3 +480,21 @@ def test_oracle_values_at_200_bits_equal_mpfr(op, xs):
         want = COMPOSED[op](*(exact(x) for x in xs))
     tol = 1e-30 if op == "selu" else 2.0 ** -100              # selu: ATen's 32-digit constants
     assert _decimal_error(text, want) < tol, (op, xs, text, str(want))
+
+
+# ---------------------------------------------------------------------------------------- mpmath on gmpy2
+def test_exact_oracles_under_mpmaths_gmpy_backend():
+    """fmod and remainder of exact operands (nbx's oracles, evaluate_mp) equal MPFR's fmod and the
+    exact floor remainder, with mpmath on the gmpy backend as whenever gmpy2 is installed (before
+    52e37d2, oracles/base.to_fraction kept mpmath's mpz mantissa, and Fraction(mpz) * mpz raised
+    SystemError('Object does not appear to be Fraction'))."""
+    assert mpmath.libmp.BACKEND == "gmpy"
+    from fractions import Fraction
+    a, b = -5.3152971801199236, 14.124164762999079
+    with mpmath.workprec(80):
+        fm = float(evaluate_mp(ORACLES["fmod"], (a, b), {}))
+        rem = float(evaluate_mp(ORACLES["remainder"], (a, b), {}))
+    with fmt_context("float64"):
+        assert fm == float(gmpy2.fmod(exact(a), exact(b)))
+    qa, qb = Fraction(a), Fraction(b)
+    assert rem == float(qa - qb * math.floor(qa / qb))
