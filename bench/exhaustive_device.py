@@ -1,5 +1,5 @@
 """Every input of a unary op, and stratified samples of binary and ternary float32 ops, decided on
-the device: the op's results against its device oracle (oracles/device), undecided inputs decided
+the device: the op's results against its device oracle (nbx/oracles/device), undecided inputs decided
 by mpmath on the host (measure.score).
 
 Unary (--suite unary): every unary target with a device oracle (exact-result ones too: casts,
@@ -28,12 +28,12 @@ import time
 import numpy as np
 
 import nbx
-import oracles.device as OD
+import nbx.oracles.device as OD
 from nbx.harness import device_score as S
 from nbx.harness import exhaustive as X
 from nbx.harness import measure
 from nbx.harness.targets import Target, targets
-from oracles import ORACLES
+from nbx.oracles import ORACLES
 
 CUDA = nbx.backend_info()["backend"] == "cuda"
 

@@ -509,7 +509,7 @@ def cmd_where(a) -> int:
     import math
 
     import nbx
-    from oracles import ORACLES
+    from nbx.oracles import ORACLES
     from .harness import bank as K
     from .harness import budgets as B
     _check_names([a.op], None)
@@ -527,7 +527,7 @@ def cmd_where(a) -> int:
                                   (f"at most {fast.max_registers} registers", fast.max_registers)) if on]
         print(f"  fast32  {label} {_where(fast.evaluate)}: {', '.join(hints)}")
     o = ORACLES[spec.name]
-    print(f"  oracle   {_rel(o.declared_at) if getattr(o, 'declared_at', '') else 'oracles/'} "
+    print(f"  oracle   {_rel(o.declared_at) if getattr(o, 'declared_at', '') else 'nbx/oracles/'} "
           f"(ORACLES[{spec.name!r}])")
     v = spec.verify
     declared = [d.name for d in v.correctly_rounded if d in spec.dtypes]
@@ -535,12 +535,12 @@ def cmd_where(a) -> int:
         print(f"  rounding correctly rounded on {', '.join(declared)} (the gate allows 0 misrounded)")
     if v.not_cr:
         print(f"  rounding not declared correctly rounded on float32: {v.not_cr}")
-    from oracles.device import DEVICE_ORACLES
+    from nbx.oracles.device import DEVICE_ORACLES
     for label, d in sorted(DEVICE_ORACLES.items()):
         if label == spec.name or label.startswith(spec.name + ":"):
             extra = "".join(f", {k}" for k, on in (("EXACT_AT", d.exact_at), ("residual", d.residual)) if on)
             print(f"  device   {label} {_where(d.fn)}: k = {d.k:g}{extra}")
-    from oracles.order import ORDER_ORACLES
+    from nbx.oracles.order import ORDER_ORACLES
     choices = [p for p in spec.params if p.kind == "choice"]
     for values in itertools.product(*[p.choices for p in choices]):
         params = {p.name: v for p, v in zip(choices, values)}

@@ -44,9 +44,9 @@ import ml_dtypes  # noqa: E402
 
 import mpmath  # noqa: E402
 
-from oracles import ORACLES, evaluate_mp  # noqa: E402
-from oracles.formats import FORMATS  # noqa: E402
-from oracles.rounding import round_correctly  # noqa: E402
+from nbx.oracles import ORACLES, evaluate_mp  # noqa: E402
+from nbx.oracles.formats import FORMATS  # noqa: E402
+from nbx.oracles.rounding import round_correctly  # noqa: E402
 
 BANK = Path(__file__).resolve().parent.parent / "reference_bank"
 
@@ -98,7 +98,7 @@ MPFR_OPS = {
 # Activations composed in MPFR at WIDE bits from their definitions (docs/OPS.md), with the SELU and
 # GELU constants computed from their defining expressions (selu_constants, below), never copied
 # from nbx. Finite inputs only: at an infinity the formulas give inf * 0, where nbx's oracles take
-# the limit (oracles/activations.py).
+# the limit (nbx/oracles/activations.py).
 def selu_constants():
     """SELU's alpha and scale (Klambauer et al., 2017, eqs. 14-15: the fixed point of mean 0 and
     variance 1), in the current context."""
@@ -242,7 +242,7 @@ SPECIAL_OPS = sorted(op for op in set(MPFR_OPS) | {k for k in COMPOSED if "@" no
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_special_value_tables_equal_mpfr(dtype):
-    """Each row of the oracles' special tables (oracles/*.py: values at zeros, infinities, NaN and the
+    """Each row of the oracles' special tables (nbx/oracles/*.py: values at zeros, infinities, NaN and the
     rows' constants, pi, pi/2, log 2, -scale*alpha), rounded by nbx's Ziv loop as the bank is, equals
     MPFR at the same inputs: the bank holds only some of these inputs."""
     bad, n = [], 0
@@ -262,7 +262,8 @@ def test_special_value_tables_equal_mpfr(dtype):
             got = nbx_bits(op, xs, dtype)
             if not _same(got, want, dtype, op not in ZERO_SIGN_OPEN):
                 bad.append((op, xs, hex(got), hex(want)))
-    assert n > 100 and not bad, f"{dtype}: {len(bad)} of {n} special rows differ from MPFR (op, inputs, nbx, MPFR): {bad}"
+    assert n > 100 and not bad, \
+        f"{dtype}: {len(bad)} of {n} special rows differ from MPFR (op, inputs, nbx, MPFR): {bad}"
 
 
 def _composed_at_infinity(op, xs, dtype):
@@ -287,7 +288,7 @@ def _composed_at_infinity(op, xs, dtype):
 
 # ---------------------------------------------------------------------------------------- hard cases
 def nbx_bits(op: str, xs: tuple, dtype: str) -> int:
-    """nbx's correct rounding: Ziv's loop (oracles/rounding.round_correctly) on the op's mpmath
+    """nbx's correct rounding: Ziv's loop (nbx/oracles/rounding.round_correctly) on the op's mpmath
     oracle, as the bank is made. An exact tie comes back unresolved, rounded to even: kept."""
     oracle = ORACLES[op]
     rr = round_correctly(lambda *_: evaluate_mp(oracle, xs, {}), xs, FORMATS[dtype])
@@ -436,8 +437,8 @@ def _value(c):
 
 def test_activation_constants_from_their_definitions():
     import nbx.ops.activations as kernel
-    import oracles.activations as host
-    import oracles.device.activations as device
+    import nbx.oracles.activations as host
+    import nbx.oracles.device.activations as device
     with wide_context(400):
         alpha, scale = selu_constants()
         sqrt_2_over_pi = gmpy2.sqrt(2 / gmpy2.const_pi())
@@ -486,7 +487,7 @@ def test_oracle_values_at_200_bits_equal_mpfr(op, xs):
 def test_exact_oracles_under_mpmaths_gmpy_backend():
     """fmod and remainder of exact operands (nbx's oracles, evaluate_mp) equal MPFR's fmod and the
     exact floor remainder, with mpmath on the gmpy backend as whenever gmpy2 is installed (before
-    52e37d2, oracles/base.to_fraction kept mpmath's mpz mantissa, and Fraction(mpz) * mpz raised
+    52e37d2, nbx/oracles/base.to_fraction kept mpmath's mpz mantissa, and Fraction(mpz) * mpz raised
     SystemError('Object does not appear to be Fraction'))."""
     assert mpmath.libmp.BACKEND == "gmpy"
     from fractions import Fraction

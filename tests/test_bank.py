@@ -481,7 +481,7 @@ def test_malformed_journal_is_reported_with_the_fix(bank_copy):
     j = bank_copy / bank.JOURNAL
     for bad, why in (("{not json", "not JSON"), ('{"renames": 3}', "no list of renames"),
                      ('{"renames": [["exp/.float32.txt.tmp-1", "exp/float32.txt"]]}', "rename 0"),
-                     ('{"renames": [{"from": "../.x.tmp-1", "to": "/etc/passwd", "sha256": "0"}]}',
+                     ('{"renames": [{"from": "../.x.tmp-1", "dest": "/etc/passwd", "sha256": "0"}]}',
                       "rename 0")):
         j.write_text(bad)
         problems = bank.check(ops=OPS2, dtypes=DTYPES2)
@@ -534,7 +534,7 @@ def test_full_check_catches_an_oracle_whose_forms_share_a_wrong_constant(bank_co
     import dataclasses
 
     import mpmath
-    from oracles import ORACLES
+    from nbx.oracles import ORACLES
     good = ORACLES["exp"]
     bad = dataclasses.replace(good, mp=lambda x, **k: good.mp(x, **k) * (1 + mpmath.mpf("1e-6")))
     monkeypatch.setitem(ORACLES, "exp", bad)
@@ -692,7 +692,7 @@ def _undecidable(monkeypatch, xs) -> None:
     import dataclasses
 
     import mpmath
-    from oracles import ORACLES
+    from nbx.oracles import ORACLES
     good = ORACLES["exp"]
     bad = {mpmath.mpf(float(x)) for x in xs}
 
@@ -830,16 +830,16 @@ def _tamper_temp_and_its_hash(base: Path, journal: dict) -> str:
 
 def _not_a_bank_file(base: Path, journal: dict) -> str:
     r = journal["renames"][2]
-    new = str(Path(r["to"]).with_name("float128.txt"))
+    new = str(Path(r["dest"]).with_name("float128.txt"))
     (base / r["from"]).rename(base / Path(r["from"]).with_name(f".float128.txt.tmp-{r['from'].rsplit('-', 1)[1]}"))
     r["from"] = str(Path(r["from"]).with_name(f".float128.txt.tmp-{r['from'].rsplit('-', 1)[1]}"))
-    r["to"] = new
+    r["dest"] = new
     return "is not the bank file of any target"
 
 
 def _outside_the_bank(base: Path, journal: dict) -> str:
     r = journal["renames"][2]
-    top = Path(r["to"]).parts[0]
+    top = Path(r["dest"]).parts[0]
     outside = base.parent / "outside"
     shutil.move(base / top, outside)
     (base / top).symlink_to(outside)
@@ -847,7 +847,7 @@ def _outside_the_bank(base: Path, journal: dict) -> str:
 
 
 def _a_path_escape(base: Path, journal: dict) -> str:
-    journal["renames"][2]["to"] = "../" + journal["renames"][2]["to"]
+    journal["renames"][2]["dest"] = "../" + journal["renames"][2]["dest"]
     return "malformed refresh journal, rename 2"
 
 

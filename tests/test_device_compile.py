@@ -23,7 +23,7 @@ sys.path.insert(0, root)
 pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
 be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, None; sys.modules["nbx.backend"] = be
 be.__path__ = [os.path.join(root, "nbx", "backend")]     # its submodules (dlpack) import as they are
-import oracles.device as OD
+import nbx.oracles.device as OD
 ds = importlib.import_module("nbx.harness.device_score")
 SIG = {"x_ptr": "*fp64", "y_ptr": "*fp64", "z_ptr": "*fp64", "out_ptr": "*fp64", "n": "i32", "p0": "i64",
        "p1": "i64", "ORACLE": "constexpr", "N_IN": "constexpr", "BLOCK": "constexpr"}
@@ -64,7 +64,7 @@ bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.a
 scored = [label for label, d in OD.DEVICE_ORACLES.items()
           if d.exact_at is not None or d.residual is not None or d.arity == 3] + ["exp"]
 bad += [label + " (score)" for label in scored if not score_compiles(OD.DEVICE_ORACLES[label])]
-# exact results: bool, integer and float64 (oracles/device/exact.py)
+# exact results: bool, integer and float64 (nbx/oracles/device/exact.py)
 for label, got, result in [("isnan", "*i1", 1), ("to:dtype=int64", "*i64", 1), ("to:dtype=uint8", "*u8", 1),
                            ("to:dtype=float64", "*fp64", 2), ("to:dtype=float16", "*fp16", 0), ("eq", "*i1", 1)]:
     if not score_compiles(OD.DEVICE_ORACLES[label], got, result):

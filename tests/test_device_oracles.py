@@ -1,6 +1,6 @@
-"""Device oracles (oracles/device) and the device's decisions (nbx/harness/device_score.py).
+"""Device oracles (nbx/oracles/device) and the device's decisions (nbx/harness/device_score.py).
 
-- round_to rounds float64 to float32, float16 and bfloat16 exactly as oracles/rounding.py does.
+- round_to rounds float64 to float32, float16 and bfloat16 exactly as nbx/oracles/rounding.py does.
 - Every device oracle keeps its stated bound against mpmath, on the bank's inputs, on stratified
   float32 values and in the regions where its float64 form is weakest (tails, cancellations).
 - The device's decisions and figures agree with the host's scoring (measure.score) on the same
@@ -19,20 +19,20 @@ import numpy as np
 import pytest
 
 import nbx
-import oracles.device as OD
+import nbx.oracles.device as OD
 from nbx.harness import bank
 from nbx.harness import device_score as S
 from nbx.harness import measure
 from nbx.harness.scoring import rule
 from nbx.harness.targets import Target, targets
-from oracles import ORACLES
-from oracles.base import evaluate_mp
-from oracles.formats import FORMATS, to_bits
-from oracles.rounding import round_fraction
+from nbx.oracles import ORACLES
+from nbx.oracles.base import evaluate_mp
+from nbx.oracles.formats import FORMATS, to_bits
+from nbx.oracles.rounding import round_fraction
 
 from helpers import host_blind
 
-# The exact-result oracles (oracles/device/exact.py): bool, integer and cast results, checked
+# The exact-result oracles (nbx/oracles/device/exact.py): bool, integer and cast results, checked
 # against the bank (test_exact_device_oracle_on_the_bank) rather than against a bound.
 EXACT = tuple(sorted(OD.exact.LABELS))
 BINARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 2 and k not in EXACT))

@@ -1,4 +1,4 @@
-"""The device oracles' residuals (oracles/device): where v, the oracle's float64 value, is a float32
+"""The device oracles' residuals (nbx/oracles/device): where v, the oracle's float64 value, is a float32
 midpoint and the exact value a hair off it, lo's sign decides the side (device_score's
 _decide_by_residual). In each residual's region the device's decisions are mpmath's correctly
 rounded results, none is left undecided, and a residual of the wrong sign is caught:
@@ -19,18 +19,18 @@ import triton
 import triton.language as tl  # noqa: F401  (the jit functions below need it in their module)
 
 import nbx
-import oracles.device as OD
+import nbx.oracles.device as OD
 from nbx.harness import device_score as DS
 from nbx.harness import exhaustive as X
 from nbx.harness import measure
 from nbx.harness.targets import Target
-from oracles import ORACLES
-from oracles.base import evaluate_mp
-from oracles.device.activations import (_elu_residual, _gelu_residual, _gelu_tanh_residual, _glu_residual,
+from nbx.oracles import ORACLES
+from nbx.oracles.base import evaluate_mp
+from nbx.oracles.device.activations import (_elu_residual, _gelu_residual, _gelu_tanh_residual, _glu_residual,
                                         _hardswish_residual, _leaky_relu_residual, _silu_residual,
                                         _swiglu_residual)
-from oracles.device.ternary import _lerp_residual
-from oracles.rounding import round_mpf
+from nbx.oracles.device.ternary import _lerp_residual
+from nbx.oracles.rounding import round_mpf
 
 
 # each residual with its sign flipped: a planted error the decisions must show

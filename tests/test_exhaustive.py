@@ -154,7 +154,7 @@ def test_exact_pairs_decided_on_the_device_match_the_host(op, dtype):
 
 def test_a_wrong_exact_result_is_counted_with_its_input():
     # isnan planted wrong at one input: the device counts it as wrong and lists it
-    import oracles.device as OD
+    import nbx.oracles.device as OD
     from nbx.harness import device_score as DS
     x = DS.bit_patterns("float32", 0x7F7FFFF0, 64)               # finite, inf, NaNs
     got = nbx.isnan(x).numpy().copy()
@@ -182,7 +182,7 @@ def test_programs_of_several_tiles_give_the_figures_of_one_tile_each(monkeypatch
     # a score program loops over TILES tiles and stores once (as on CUDA); over 2^16 + 77 inputs of
     # sigmoid around -6e-6 (one undecided; every 97th result planted one ulp up; a partial last tile
     # and program), every figure equals the one-tile-per-program figures
-    import oracles.device as OD
+    import nbx.oracles.device as OD
     from nbx.harness import device_score as DS
     oracle = OD.DEVICE_ORACLES["sigmoid"]
     lo, n = 0xb6c60000 - 40000, (1 << 16) + 77

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import nbx
-from oracles.arithmetic import plus_scaled
-from oracles.formats import from_bits
-from oracles.rounding import round_mpf
+from nbx.oracles.arithmetic import plus_scaled
+from nbx.oracles.formats import from_bits
+from nbx.oracles.rounding import round_mpf
 
 F64_MAX = float(np.finfo(np.float64).max)
 

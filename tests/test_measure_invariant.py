@@ -8,7 +8,7 @@ import pytest
 import nbx
 from nbx.harness import measure
 from nbx.harness.targets import targets
-from oracles import ORACLES
+from nbx.oracles import ORACLES
 
 MARGIN = 2.0 ** -20
 OPS = ["log_sigmoid", "hardswish", "sigmoid", "silu", "gelu", "elu", "exp", "sin", "log1p", "erfc", "tanh", "mish"]

@@ -1,6 +1,6 @@
 """Completeness of the tables: every op has an oracle, every measured target has a committed bank
 file and a committed interpreter budget (or is exact). Layout: an op's spec and its oracle live in
-modules of the same family name, nbx/ops/<family>.py and oracles/<family>.py. Per-op verification
+modules of the same family name, nbx/ops/<family>.py and nbx/oracles/<family>.py. Per-op verification
 facts live with the op (OpSpec.verify) and agree with its spec and oracle; nbx/harness/ names no op.
 
 The last two read the COMMITTED reference_bank/ and reports/budgets/ (never NBX_BANK): they fail
@@ -20,11 +20,11 @@ import pytest
 
 import nbx
 import nbx.ops
-import oracles
+from nbx import oracles
 from nbx.harness import bank, budgets
 from nbx.harness.targets import targets
 from nbx.ops import verify
-from oracles import ORACLES
+from nbx.oracles import ORACLES
 
 OPS = list(nbx.OPS)
 
@@ -80,20 +80,20 @@ def test_spec_and_oracle_are_declared_in_the_module_named_for_the_family():
         if path.parent != OPS_DIR or path.stem != spec.family:
             wrong.append(f"{op}: family {spec.family!r} but declared in {spec.declared_at}")
         try:
-            module = importlib.import_module(f"oracles.{spec.family}")
+            module = importlib.import_module(f"nbx.oracles.{spec.family}")
         except ImportError:
-            wrong.append(f"{op}: no oracles module oracles/{spec.family}.py")
+            wrong.append(f"{op}: no oracles module nbx/oracles/{spec.family}.py")
             continue
         if not any(o is ORACLES.get(op) for o in module.ORACLES):
-            wrong.append(f"{op}: oracles.ORACLES[{op!r}] is not declared in oracles/{spec.family}.py")
+            wrong.append(f"{op}: oracles.ORACLES[{op!r}] is not declared in nbx/oracles/{spec.family}.py")
     assert not wrong, "\n".join(wrong)
 
 
 def test_every_family_module_oracle_is_registered():
     for family in _families(ORACLES_DIR, ORACLE_HELPERS):
-        module = importlib.import_module(f"oracles.{family}")
+        module = importlib.import_module(f"nbx.oracles.{family}")
         stray = [o.name for o in module.ORACLES if ORACLES.get(o.name) is not o]
-        assert not stray, f"oracles/{family}.py declares oracles missing from oracles.ORACLES: {stray}"
+        assert not stray, f"nbx/oracles/{family}.py declares oracles missing from oracles.ORACLES: {stray}"
 
 
 def test_committed_bank_covers_every_target():

@@ -163,7 +163,8 @@ SLACK = 2.0 ** -20          # the float64 reference's own error, in ulps of a 16
 def budget_ulp(name: str, d: D.DType) -> float:
     """max_ulp of `name|dtype` (the dtype of the operands, as budgets are keyed)."""
     entry = BUDGETS.get(f"{name}|{d.name}")
-    assert entry is not None and "max_ulp" in entry, f"no budget {name}|{d.name} in reports/budgets/{nbx.backend_id()}.json"
+    assert entry is not None and "max_ulp" in entry, \
+        f"no budget {name}|{d.name} in reports/budgets/{nbx.backend_id()}.json"
     return float(entry["max_ulp"])
 
 

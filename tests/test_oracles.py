@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from mpmath import mp
 
-from oracles import ORACLE_NAMES, ORACLES, MpConst, evaluate_mp, lookup_special
+from nbx.oracles import ORACLE_NAMES, ORACLES, MpConst, evaluate_mp, lookup_special
 
 NAN, INF = float("nan"), float("inf")
 FLOAT_KINDS = ("real", "exactly-representable")
@@ -303,7 +303,7 @@ def test_lerp_float64_function_keeps_a_cancelling_sum():
     # 0.0156 for bfloat16 lerp(-7.97e13, 1.15e30, 6.9e-17) = 0.00553: 82.75 ulp off)
     from fractions import Fraction
 
-    from oracles.ternary import lerp_f64
+    from nbx.oracles.ternary import lerp_f64
     rng = np.random.default_rng(5)
     e = (rng.standard_normal(2000) * 2.0 ** rng.integers(-60, 60, 2000)).astype(np.float32).astype(np.float64)
     w = (rng.uniform(0, 1, 2000) * 2.0 ** -rng.integers(0, 40, 2000)).astype(np.float32).astype(np.float64)
@@ -320,7 +320,7 @@ def test_lerp_float64_function_rounds_to_odd_off_a_float32_midpoint():
     # the exact value lies 9.8e-25 above -(2^128 - 2^103), the midpoint between -max and -2^128:
     # rounded to float32 it is -max; a float64 value on the midpoint would round to -inf
     from nbx.harness.scoring.rule import round_to_format
-    from oracles.ternary import lerp_f64
+    from nbx.oracles.ternary import lerp_f64
     s, e, w = (np.array([v], np.uint32).view(np.float32).astype(np.float64)
                for v in (0xff000000, 0x97971c6b, 0xbf7fffff))
     v = lerp_f64(s, e, w)

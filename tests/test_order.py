@@ -1,4 +1,4 @@
-"""Compound ops against their documented evaluation order (nbx.ops.verify.Order, oracles/order.py):
+"""Compound ops against their documented evaluation order (nbx.ops.verify.Order, nbx/oracles/order.py):
 the declarations match the oracles, the real kernels follow their order to the bit, the gate holds
 that figure at its budget, and a planted 1-ulp regression or a changed order fails it."""
 from __future__ import annotations
@@ -19,7 +19,7 @@ from nbx.harness.order import order_oracle
 from nbx.harness.targets import Target, targets
 from nbx.ops import FUNCTIONS, OPS
 from nbx.ops.registry import make_function
-from oracles.order import ORDER_ORACLES
+from nbx.oracles.order import ORDER_ORACLES
 
 ORDERED = [t for t in targets() if t.order is not None]
 

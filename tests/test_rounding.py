@@ -17,7 +17,7 @@ import pytest
 from nbx.harness.scoring.rule import round_to_format
 from mpmath import libmp
 
-from oracles.formats import (
+from nbx.oracles.formats import (
     FORMATS,
     from_bits,
     get_format,
@@ -28,7 +28,7 @@ from oracles.formats import (
     quiet_nan_bits,
     to_bits,
 )
-from oracles.rounding import (
+from nbx.oracles.rounding import (
     RoundResult,
     round_correctly,
     round_fraction,

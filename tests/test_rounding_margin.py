@@ -1,4 +1,4 @@
-"""The Ziv loop's safety margin (oracles/rounding.round_correctly), tested by values that need it.
+"""The Ziv loop's safety margin (nbx/oracles/rounding.round_correctly), tested by values that need it.
 
 round_correctly accepts an evaluation at `prec` bits only when it rounds as the previous one did
 AND lies more than 2^-(prec - 8) relative from every rounding boundary: mpmath's functions are good
@@ -19,7 +19,6 @@ the evaluation's error; only the margin stops the loop there.
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import mpmath
@@ -27,8 +26,8 @@ import numpy as np
 import pytest
 from mpmath import libmp
 
-from oracles.formats import FORMATS
-from oracles.rounding import round_correctly, round_fraction, round_mpf
+from nbx.oracles.formats import FORMATS
+from nbx.oracles.rounding import round_correctly, round_fraction, round_mpf
 
 FMTS = [FORMATS[n] for n in ("float16", "bfloat16", "float32", "float64")]
 ids = lambda f: f.name  # noqa: E731

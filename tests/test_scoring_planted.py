@@ -25,13 +25,13 @@ import numpy as np
 import pytest
 
 import nbx
-import oracles.device as OD
+import nbx.oracles.device as OD
 from nbx.harness import device_score as DS
 from nbx.harness import measure, ulp
 from nbx.harness.targets import Target
-from oracles import ORACLES, evaluate_mp
-from oracles.formats import FORMATS, from_bits
-from oracles.rounding import round_correctly
+from nbx.oracles import ORACLES, evaluate_mp
+from nbx.oracles.formats import FORMATS, from_bits
+from nbx.oracles.rounding import round_correctly
 
 DTYPES = ("float32", "float16", "bfloat16")
 INF, NAN = math.inf, math.nan
@@ -116,8 +116,8 @@ def _correct(op, cols, dtype):
     return from_bits(np.array(bits, dtype=f.uint_dtype), f)
 
 
-def _planted(case, dtype, classes):
-    op, _ = case
+def _planted(op, dtype, classes):
+    """(op, operand arrays, results with the classes planted, special rows, misrounded rows)."""
     cols, plants = CASES[op](dtype)
     d = nbx.DTYPES[dtype]
     arrays = [c.astype(d.np) for c in cols]
@@ -156,7 +156,7 @@ PLANTS = [(op, cls) for op in CASES for cls in ("a", "b", "c", "d", "e", "f") if
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", sorted(CASES))
 def test_correct_results_score_clean_on_host_and_device(op, dtype):
-    op, arrays, got, special, misrounded = _planted((op, None), dtype, ())
+    op, arrays, got, special, misrounded = _planted(op, dtype, ())
     n = len(got)
     h = _host(op, arrays, got, dtype)
     assert not h.special.any() and not h.not_cr.any(), (np.flatnonzero(h.special), np.flatnonzero(h.not_cr))
@@ -170,7 +170,7 @@ def test_correct_results_score_clean_on_host_and_device(op, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op, cls", PLANTS, ids=[f"{o}-{c}" for o, c in PLANTS])
 def test_a_planted_class_is_counted_as_that_class_on_host_and_device(op, cls, dtype):
-    op, arrays, got, special, misrounded = _planted((op, None), dtype, (cls,))
+    op, arrays, got, special, misrounded = _planted(op, dtype, (cls,))
     n = len(got)
     assert special or misrounded
     # the host: measure.score
@@ -202,7 +202,7 @@ def test_every_class_at_once_and_the_float64_truth_functions(op, dtype):
     """All classes planted together, scored by ulp.classify_specials and ulp.ulp_error on the float64
     truth as well: the special classes are specials with an infinite error, the overflow edge is an
     overflow_edge with an error of at most one ulp, the rest is finite."""
-    op, arrays, got, special, misrounded = _planted((op, None), dtype, ("a", "b", "c", "d", "e", "f"))
+    op, arrays, got, special, misrounded = _planted(op, dtype, ("a", "b", "c", "d", "e", "f"))
     n = len(got)
     y = _truth64(op, arrays)
     f = FORMATS[dtype]

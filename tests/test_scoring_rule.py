@@ -14,8 +14,8 @@ import pytest
 import math
 
 from nbx.harness.ulp import classify_specials, correctly_rounded, overflow_edge, ulp_error, ulp_of
-from oracles.formats import FORMATS, from_bits, max_finite, min_subnormal, to_bits
-from oracles.rounding import round_mpf
+from nbx.oracles.formats import FORMATS, from_bits, max_finite, min_subnormal, to_bits
+from nbx.oracles.rounding import round_mpf
 
 F16, BF16, F32, F64 = (FORMATS[n] for n in ("float16", "bfloat16", "float32", "float64"))
 ALL = list(FORMATS.values())
@@ -334,7 +334,7 @@ def test_host_and_device_hold_one_rule(op, dtype):
     it (per element, rule.classify_arrays) give the same classes, counts, positions and errors on the
     same inputs, truths and bound: every pattern class of the format, the overflow edge, NaN
     payloads, zeros of both signs."""
-    import oracles.device as OD
+    import nbx.oracles.device as OD
     from nbx.harness import device_score as S
     from nbx.harness.scoring import rule
     from nbx.tensor import from_numpy

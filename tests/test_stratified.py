@@ -189,7 +189,7 @@ def test_device_sample_matches_the_host(op, params, tol):
 @pytest.mark.parametrize("op", ["lerp", "addcdiv"])
 def test_device_figures_are_exact_where_the_hosts_float64_cancels(op):
     from fractions import Fraction
-    import oracles.device as OD
+    import nbx.oracles.device as OD
     t = Target(op, {}, nbx.float32)
     lo, hi = DS.GRID, DS.GRID + DS.NEAR                      # the near-equal block
     xs = DS.stratified_tuples(3, X.tuple_key(t, 0), lo, hi - lo)
@@ -253,7 +253,7 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
 
 def test_a_full_list_is_scored_in_parts_and_the_host_budget_leaves_tuples_out(monkeypatch):
     import dataclasses
-    import oracles.device as OD
+    import nbx.oracles.device as OD
     t = Target("glu", {}, nbx.float32)
     # without its residual glu leaves ~1% undecided (a subnormal times ~1/2)
     monkeypatch.setitem(OD.DEVICE_ORACLES, "glu", dataclasses.replace(OD.DEVICE_ORACLES["glu"], residual=None))
@@ -308,7 +308,7 @@ def test_ties_decided_by_the_oracles_residual_agree_with_the_host(label, arity):
     exact value a hair off it (a tiny x). The oracle's residual (v + lo exact) decides them on the
     device, as mpmath does on the host, and a result planted one ulp off among them is caught."""
     import dataclasses
-    import oracles.device as OD
+    import nbx.oracles.device as OD
     op, _, param = label.partition(":")
     params = {"alpha": 3} if param else {}
     t = Target(op, params, nbx.float32)

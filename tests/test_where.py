@@ -23,17 +23,17 @@ def test_where_names_existing_places(op, capsys):
         m = re.match(r"\s*(body|fast32)\s.*?(nbx/[\w./]+):\d+", ln) or re.match(r"\s*(bank)\s+(\S+)/:", ln)
         if m:
             assert (ROOT / m.group(2)).exists(), ln
-    assert re.match(rf"\s*oracle\s+oracles/{spec.family}\.py:\d+", lines["oracle"]), lines["oracle"]
+    assert re.match(rf"\s*oracle\s+nbx/oracles/{spec.family}\.py:\d+", lines["oracle"]), lines["oracle"]
     assert ("fast32" in lines) == (spec.fast32 is not None)
     assert ("order" in lines) == (spec.order is not None)
-    from oracles.device import DEVICE_ORACLES
+    from nbx.oracles.device import DEVICE_ORACLES
     if op in DEVICE_ORACLES:                # the device oracle and its bound, at a path that exists
-        m = re.match(r"\s*device\s+\S+ (oracles/device/\w+\.py):\d+ .*: k = ", lines["device"])
+        m = re.match(r"\s*device\s+\S+ (nbx/oracles/device/\w+\.py):\d+ .*: k = ", lines["device"])
         assert m and (ROOT / m.group(1)).exists(), lines["device"]
     if nbx.float32 in spec.dtypes:        # correctly rounded, or why not
         assert ("rounding not declared" in lines["rounding"]) == bool(spec.verify.not_cr), lines["rounding"]
     for ln in out.splitlines():
-        m = re.match(r"\s*order\s.*oracle (oracles/order\.py):\d+", ln)
+        m = re.match(r"\s*order\s.*oracle (nbx/oracles/order\.py):\d+", ln)
         assert m or not ln.lstrip().startswith("order "), ln
     assert "bank" in lines and "budgets" in lines
 
@@ -48,4 +48,4 @@ def test_where_refuses_an_unknown_op(capsys):
 def test_every_family_has_its_section_in_the_ops_doc():
     text = (ROOT / "docs" / "OPS.md").read_text()
     for family in {spec.family for spec in nbx.OPS.values()}:
-        assert f"(family `{family}`, `nbx/ops/{family}.py`; oracles in `oracles/{family}.py`)" in text, family
+        assert f"(family `{family}`, `nbx/ops/{family}.py`; oracles in `nbx/oracles/{family}.py`)" in text, family

@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from oracles import ORACLES
-from oracles.formats import FORMATS, from_bits
+from nbx.oracles import ORACLES
+from nbx.oracles.formats import FORMATS, from_bits
 
 from .. import dtype as D
 from ..ops.verify import DIVISOR, EXPONENT, SHIFT

@@ -1,7 +1,7 @@
 """Scoring on the device: a device oracle's float64 value and bound decide the correctly rounded
 result of each element, and the figures of a measurement are reduced there.
 
-For each element x with result `got` (float32, float16 or bfloat16), the oracle (oracles/device)
+For each element x with result `got` (float32, float16 or bfloat16), the oracle (nbx/oracles/device)
 gives v with |v - f(x)| <= E |v|. [v - E|v|, v + E|v|] either rounds to one value of the format,
 which is then the correctly rounded result, or holds a rounding boundary: the element is undecided
 and goes back to the host, where mpmath decides it (measure.score). Decided elements are scored on
@@ -21,7 +21,7 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
-from oracles.formats import get_format
+from nbx.oracles.formats import get_format
 
 from .. import dtype as D
 from ..kernels import launch

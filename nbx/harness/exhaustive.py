@@ -1,6 +1,6 @@
 """Value suites decided on the device (issue: prove it on every input).
 
-Three kinds of job run here, each for a target with a device oracle (oracles/device):
+Three kinds of job run here, each for a target with a device oracle (nbx/oracles/device):
 - `sweep`, unary float32, float16 or bfloat16: a range of bit patterns, all 2^32 float32 inputs in
   the exhaustive profile, or the range `nbx run --bits LO:HI` names;
 - `sweep`, binary float16 and bfloat16 (split ops too: glu, silu_and_mul on their two halves): the
@@ -24,8 +24,8 @@ import dataclasses
 
 import numpy as np
 
-import oracles.device as OD
-from oracles import ORACLES
+import nbx.oracles.device as OD
+from nbx.oracles import ORACLES
 
 from .. import backend
 from ..errors import DeviceOOMError

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from oracles import ORACLES
+from nbx.oracles import ORACLES
 
 from .. import dtype as D
 from ..ops.verify import DIVISOR

@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from oracles import ORACLES
+from nbx.oracles import ORACLES
 
 from .. import dtype as D
 from ..backend import IS_CUDA

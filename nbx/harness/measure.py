@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import mpmath
 import numpy as np
 
-from oracles import ORACLES, evaluate_mp
-from oracles.formats import FORMATS, to_bits
-from oracles.rounding import RoundResult, round_correctly, round_mpf
+from nbx.oracles import ORACLES, evaluate_mp
+from nbx.oracles.formats import FORMATS, to_bits
+from nbx.oracles.rounding import RoundResult, round_correctly, round_mpf
 
 from .. import dtype as D
 from . import ulp

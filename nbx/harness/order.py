@@ -2,7 +2,7 @@
 compound op.
 
 The op's result on a dtype its Order covers is compared with the oracle of the composition
-(oracles/order.py), run on the same backend without contraction: the ulp distance in the output
+(nbx/oracles/order.py), run on the same backend without contraction: the ulp distance in the output
 format, inf where the two differ in special-value class (NaN, an infinity, a zero's sign). A
 faithful kernel gives 0 everywhere; the gate holds it to Order.budget.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from oracles.formats import FORMATS, to_bits
-from oracles.order import ORDER_ORACLES
+from nbx.oracles.formats import FORMATS, to_bits
+from nbx.oracles.order import ORDER_ORACLES
 
 from .. import dtype as D
 from . import device_score as DS
@@ -27,7 +27,7 @@ def order_oracle(t: Target):
     o = ORDER_ORACLES.get(t.label) or ORDER_ORACLES.get(t.op)
     if o is None:
         raise LookupError(f"{t.label}: the op declares an evaluation order for {t.out_dtype.name} but "
-                          "oracles/order.py has no oracle of it")
+                          "nbx/oracles/order.py has no oracle of it")
     return o
 
 

@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from oracles import ORACLES
+from nbx.oracles import ORACLES
 
 from .. import dtype as D
 from ..backend import IS_CUDA, backend_id

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from oracles.formats import FORMATS, FloatFormat, get_format
+from nbx.oracles.formats import FORMATS, FloatFormat, get_format
 
 from .scoring import rule
 

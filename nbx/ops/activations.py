@@ -195,7 +195,7 @@ def activation(name, rule, dtypes, body, doc, **kw):
     return register(OpSpec(name, 1, rule, tuple(dtypes), body, doc=doc, family="activations", **kw))
 
 
-# float64: the documented orders below, measured against oracles/order.py (0 ulp); their error
+# float64: the documented orders below, measured against nbx/oracles/order.py (0 ulp); their error
 # against the exact value is reported beside. sigmoid(b) is e/(1+e) or 1/(1+e), e = exp(-|b|).
 _ARG_ROUNDED = ("the argument of the libm step is rounded, and the step's condition number multiplies "
                 "that rounding: ~2z^2 for erfc(z), ~2|u| for 1/(1 + exp(-2u)), up to ~10^3 ulp in the "

@@ -160,7 +160,7 @@ def _lerp(s, e, w):
     return r.to(s.dtype)
 
 
-# float64: the documented orders below, measured against oracles/order.py (0 ulp); their error
+# float64: the documented orders below, measured against nbx/oracles/order.py (0 ulp); their error
 # against the exact value is reported beside (cancellation makes it unbounded in ulps).
 LERP_ORDER = Order("|w| < 0.5 ? s + w*(e - s) : e - (e - s)*(1 - w), each operation rounded to float64 (ATen)",
                    "the exact s + w(e - s) needs an exact product and a three-term sum; ATen's two branches "

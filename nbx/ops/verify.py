@@ -81,7 +81,7 @@ class Order:
     correctly rounded exact value: `steps` in words, each operation rounded to the compute dtype as
     written and none contracted (the launcher compiles the op with fp fusion off on those dtypes, so
     a*b + c is two roundings on every backend). The harness measures such results twice: against
-    this composition (oracles/order.py), gated at `budget` ulp, and against the exact value,
+    this composition (nbx/oracles/order.py), gated at `budget` ulp, and against the exact value,
     reported beside it. `why`: what the exact value would cost, or what the order keeps."""
     steps: str
     why: str

@@ -7,8 +7,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from oracles import ORACLES
-from oracles.formats import FORMATS
+from nbx.oracles import ORACLES
+from nbx.oracles.formats import FORMATS
 
 from .. import cases as C
 from ..measure import bits_of, exact_expected, oracle_params, round_exact_or_ziv

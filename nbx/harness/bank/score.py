@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from oracles import ORACLES
-from oracles.formats import FORMATS
+from nbx.oracles import ORACLES
+from nbx.oracles.formats import FORMATS
 
 from ... import dtype as D
 from ..measure import Batch, misrounded, score

@@ -187,18 +187,18 @@ def read_journal(base: Path) -> list[tuple[str, str, str]] | None:
         raise BankError(f"{j}: malformed refresh journal, no list of renames under \"renames\"; {_fix(j)}")
     out = []
     for k, r in enumerate(renames):
-        ok = (isinstance(r, dict) and set(r) == {"from", "to", "sha256"}
+        ok = (isinstance(r, dict) and set(r) == {"from", "dest", "sha256"}
               and all(isinstance(x, str) for x in r.values()))
         if ok:
-            dest = r["to"]
+            dest = r["dest"]
             ok = (dest == MANIFEST) if k == len(renames) - 1 else bool(_BANK_PATH.fullmatch(dest))
             ok = ok and _is_staged_of(r["from"], dest)
             ok = ok and re.fullmatch(r"[0-9a-f]{64}", r["sha256"]) is not None
         if not ok:
             raise BankError(f"{j}: malformed refresh journal, rename {k} is {r!r} (expected "
-                            "{\"from\": \"<dir>/.<name>.tmp-<pid>\", \"to\": \"<label>/<dtype>.txt\", "
+                            "{\"from\": \"<dir>/.<name>.tmp-<pid>\", \"dest\": \"<label>/<dtype>.txt\", "
                             "\"sha256\": ...}, the manifest last); " + _fix(j))
-        out.append((r["from"], r["to"], r["sha256"]))
+        out.append((r["from"], r["dest"], r["sha256"]))
     dests = [d for _, d, _ in out]
     if len(set(dests)) != len(dests):
         raise BankError(f"{j}: malformed refresh journal, a destination is named twice; {_fix(j)}")
@@ -284,7 +284,7 @@ def remove_temps(base: Path) -> list[Path]:
 def publish(base: Path, staged: list[tuple[Path, Path, str]]) -> None:
     """Commit staged (temp, destination, sha256) files, the manifest last, by the journal; the
     caller holds the lock."""
-    plan = {"renames": [{"from": t.relative_to(base).as_posix(), "to": p.relative_to(base).as_posix(),
+    plan = {"renames": [{"from": t.relative_to(base).as_posix(), "dest": p.relative_to(base).as_posix(),
                          "sha256": h} for t, p, h in staged]}
     for d in {p.parent for _, p, _ in staged}:
         fsync_dir(d)

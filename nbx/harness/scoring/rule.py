@@ -32,7 +32,7 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
-from oracles.formats import get_format
+from nbx.oracles.formats import get_format
 
 from ...kernels import launch
 

@@ -8,7 +8,7 @@ residual rounded once, which keeps its sign and is never 0 unless exact, since a
 multiples of 2^-298 for these formats) says which: f is then exactly floor(a/b) (k = 0 there,
 EXACT_AT). From |q| >= 2^53 on, q is an integer and floor(a/b) is within 1 <= 2^-53 |a/b| of a/b,
 so |q - floor(a/b)| <= 2^-52 |a/b|: k = 4 leaves room. The specials follow the CPU oracles
-(oracles/arithmetic.py: Python's // for floor, trunc of the exact quotient with a/b for an infinite
+(nbx/oracles/arithmetic.py: Python's // for floor, trunc of the exact quotient with a/b for an infinite
 dividend over a finite divisor).
 
 remainder: r = fmod(a, b) is exact; where r is nonzero and its sign differs from b's, r + b is

@@ -19,7 +19,7 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
-from oracles.formats import FloatFormat, from_bits, get_format, inf_bits, quiet_nan_bits
+from nbx.oracles.formats import FloatFormat, from_bits, get_format, inf_bits, quiet_nan_bits
 
 __all__ = [
     "RoundResult",

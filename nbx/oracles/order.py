@@ -9,9 +9,9 @@ launcher runs the op: every arithmetic step is then one IEEE operation on both s
 step (exp, erfc) is the backend's own (libdevice on CUDA, numpy's under the interpreter), the same
 function the op calls. A faithful kernel matches bit for bit (0 ulp); a changed order, a contracted
 a*b + c or a perturbed result does not. The error against the exact value is the oracle's business
-(oracles/ternary.py, oracles/activations.py) and is reported beside.
+(nbx/oracles/ternary.py, nbx/oracles/activations.py) and is reported beside.
 
-Signatures follow oracles/device: (x, p0, p1), (a, b, p0, p1), (a, b, c, p0, p1), float64 in and
+Signatures follow nbx/oracles/device: (x, p0, p1), (a, b, p0, p1), (a, b, c, p0, p1), float64 in and
 out; p0, p1 the op's parameters named in `params`, in order.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Device oracles of the activations, each the stable float64 form of oracles/activations.py.
+"""Device oracles of the activations, each the stable float64 form of nbx/oracles/activations.py.
 
 The bounds add the roundings of each form to libdevice's bound (unary.LIBM), times the condition
 of the steps that follow a rounded argument. Where a rounded argument u feeds a function whose
