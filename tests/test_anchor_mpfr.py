@@ -175,23 +175,48 @@ def _same(a: int, b: int, dtype: str, zero_sign: bool = True) -> bool:
     return a == b
 
 
+INT_BITS = {"bool": (1, False), "uint8": (8, False), "int8": (8, True), "int16": (16, True), "int32": (32, True),
+            "int64": (64, True)}
+
+
+def operand_value(bits: int, dtype: str) -> float:
+    """An operand as the op computes on it: a float as itself; an integer or bool (two's complement
+    bits) as PyTorch's promotion loads it for float math, rounded once to float32 (by MPFR here)."""
+    if dtype in NP:
+        return value(bits, dtype)
+    width, signed = INT_BITS[dtype]
+    v = bits - (1 << width) if signed and bits >> (width - 1) else bits
+    with fmt_context("float32"):
+        return float(mpfr(v))
+
+
 def read_bank(label: str, dtype: str):
-    """(inputs as float tuples, expected bits) of reference_bank/<label>/<dtype>.txt, parsed here
-    (the harness's loader is not the thing under test)."""
+    """(inputs as float tuples, expected bits, output dtype) of reference_bank/<label>/<dtype>.txt,
+    parsed here (the harness's loader is not the thing under test)."""
     path = BANK / label / f"{dtype}.txt"
+    lines = path.read_text().splitlines()
+    header = dict(kv.split("=", 1) for kv in lines[0].split() if "=" in kv)
+    operands, out = header["operands"].split(","), header["out"]
     rows = []
-    for line in path.read_text().splitlines():
+    for line in lines:
         if not line or line.startswith("#"):
             continue
         lhs, rhs = line.split("#")[0].split("->")
-        ins = tuple(value(int(h, 16), dtype) for h in lhs.split())
+        ins = tuple(operand_value(int(h, 16), d) for h, d in zip(lhs.split(), operands))
         rows.append((ins, int(rhs.split()[0], 16)))
-    return rows
+    return rows, out
 
 
+def _out_dtype(label: str, dtype: str):
+    first = (BANK / label / f"{dtype}.txt").read_text().split("\n", 1)[0]
+    return dict(kv.split("=", 1) for kv in first.split() if "=" in kv)["out"]
+
+
+# every default-parameter bank file (and the parameter variants COMPOSED names) with a float result:
+# float operands, and integer or bool operands that float math loads as float32
 BANK_CASES = [(label, dtype) for label in sorted(set(MPFR_OPS) | set(COMPOSED))
-              for dtype in ("float16", "bfloat16", "float32", "float64")
-              if (BANK / label / f"{dtype}.txt").exists()]
+              for dtype in ("float16", "bfloat16", "float32", "float64", *INT_BITS)
+              if (BANK / label / f"{dtype}.txt").exists() and _out_dtype(label, dtype) in NP]
 
 
 def test_contexts_are_ieee_formats():
@@ -199,10 +224,10 @@ def test_contexts_are_ieee_formats():
         ieee = gmpy2.ieee(bits)
         assert (ieee.precision, ieee.emin, ieee.emax) == tuple(CONTEXT[dtype][k] for k in ("precision", "emin", "emax"))
     for dtype, f in FORMATS.items():
+        largest = float(ml_dtypes.finfo(NP[dtype]).max)
         with fmt_context(dtype):
             top = mpfr(2) ** (f.emax + 1)
-            assert float(top) == math.inf and float(gmpy2.next_below(top)) == float(np.finfo(NP[dtype]).max) \
-                if dtype != "bfloat16" else float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+            assert float(top) == math.inf and float(gmpy2.next_below(top)) == largest
             tiny = mpfr(2) ** (f.emin - f.precision + 1)
             assert float(tiny) == 2.0 ** (f.emin - f.precision + 1)
             assert float(tiny * mpfr("0.75")) == float(tiny)            # rounds to the smallest subnormal
@@ -212,7 +237,7 @@ def test_contexts_are_ieee_formats():
 @pytest.mark.parametrize("label, dtype", BANK_CASES, ids=[f"{op}-{d}" for op, d in BANK_CASES])
 def test_bank_equals_mpfr(label, dtype):
     op = label.split("@")[0]
-    rows = read_bank(label, dtype)
+    rows, dtype = read_bank(label, dtype)          # from here on, dtype is the result's
     assert rows, (label, dtype)
     differs, documented = SEMANTIC.get(op, (lambda xs: False, None))
     composed = label in COMPOSED
