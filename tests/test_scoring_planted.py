@@ -224,3 +224,12 @@ def test_every_class_at_once_and_the_float64_truth_functions(op, dtype):
     assert set(np.flatnonzero(h.not_cr & ~h.special).tolist()) == misrounded
     assert set(s.failing_at.tolist()) == special | misrounded
     assert (s.specials, s.misrounded) == (len(special), len(misrounded))
+    # listing only the special mismatches, or nothing: the same counts
+    d = OD.DEVICE_ORACLES[op]
+    operands = [nbx.from_numpy(np.ascontiguousarray(a)) for a in arrays]
+    params = [ORACLES[op].params.get(p, 1.0) for p in d.params]
+    for listed, want in ((1, special), (0, set())):
+        t = DS.score(d, operands, nbx.from_numpy(got), params, zero_sign=ORACLES[op].zero_sign_matters,
+                     listed=listed)
+        assert (t.specials, t.misrounded) == (len(special), len(misrounded)), listed
+        assert set(t.failing_at.tolist()) == set(t.special_at.tolist()) == want, listed
