@@ -1,9 +1,12 @@
 """Unary sweeps over ranges of bit patterns decided on the device (nbx/harness/exhaustive.py) give
 the figures the host's scoring gives over the same inputs, and `bits` restricts a job to a range."""
+import dataclasses
 import math
 
 import numpy as np
 import pytest
+import triton
+import triton.language as tl  # noqa: F401  (the planted body is Triton code)
 
 import nbx
 from nbx.harness import cases as C
@@ -71,10 +74,26 @@ def test_device_pairs_match_the_host(op, params, dtype):
         assert dev.undecided == 0                          # float16 sums are exact: their ties decided
 
 
-def test_the_overflow_edge_is_a_rounding_on_both_sides():
-    # a = -2^-10, every b: a - 3b computed in float32 lands on 65520, float16's overflow midpoint,
-    # for b = -21840 and its neighbours below (the exact value a hair under it): ties-to-even gives
-    # inf where 65504 is due. A misrounding at the overflow edge (ulp.overflow_edge), on both sides.
+@triton.jit
+def _sub_rounded_twice(a, b, alpha):
+    # float32 operands: alpha*b is exact, the difference rounds to float32 and the store again
+    return a - alpha * b
+
+
+def _plant_sub_rounded_twice(monkeypatch):
+    """sub through float32 (nbx rounds a - alpha*b once, from float64 rounded to odd)."""
+    from nbx.harness import targets as T
+    from nbx.ops.registry import make_function
+    planted = dataclasses.replace(nbx.OPS["sub"], body=lambda p, t: _sub_rounded_twice)
+    monkeypatch.setitem(T.FUNCTIONS, "sub", make_function(planted))
+
+
+def test_the_overflow_edge_is_a_rounding_on_both_sides(monkeypatch):
+    # a = -2^-10, every b: a - 3b computed in float32 (planted) lands on 65520, float16's overflow
+    # midpoint, for b = -21840 and its neighbours below (the exact value a hair under it):
+    # ties-to-even gives inf where 65504 is due. A misrounding at the overflow edge
+    # (ulp.overflow_edge), on both sides.
+    _plant_sub_rounded_twice(monkeypatch)
     t = Target("sub", {"alpha": 3}, nbx.float16)
     dev = _pairs_on_both(t, 0x94000000)
     assert dev.special_mismatches == 0 and dev.not_correctly_rounded > 0
@@ -285,10 +304,11 @@ def test_the_summary_lists_device_decided_jobs(tmp_path):
 
 
 def test_a_list_full_of_failing_inputs_keeps_every_undecided_one_and_the_first_failing(monkeypatch):
-    # sub:alpha=3 on bfloat16 misrounds ~6.6% of its pairs (a double rounding): with a list of 64
-    # every launch overflows on failing inputs; the chunk is scored again listing undecided inputs
-    # and special mismatches, and its first failing ones come from its sixteenths in order, as a
-    # list without limit gives them
+    # a planted double rounding, sub:alpha=3 through float32 on bfloat16, misrounds ~6.6% of its
+    # pairs: with a list of 64 every launch overflows on failing inputs; the chunk is scored again
+    # listing undecided inputs and special mismatches, and its first failing ones come from its
+    # sixteenths in order, as a list without limit gives them
+    _plant_sub_rounded_twice(monkeypatch)
     t = Target("sub", {"alpha": 3}, nbx.bfloat16)
     lo, hi = 0x3F800000, 0x3F800000 + (1 << 16)
     whole = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))

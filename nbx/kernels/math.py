@@ -104,30 +104,52 @@ def signbit(x):
 
 
 @triton.jit
-def _sum_round_to_odd(p, c):
-    """p + c (float64) rounded to odd: TwoSum gives the exact error e of s = p + c; when e != 0 the
-    result is s truncated toward zero with its last bit set. A later rounding to float32
-    (24 <= 53 - 2 bits) is then correct, as if from the exact sum."""
-    s = p + c
-    bb = s - p
-    e = (p - (s - bb)) + (c - bb)
+def round_to_odd(s, e):
+    """The float64 s moved to odd where the exact value is s + e with e != 0 (|e| below half an ulp
+    of s; only e's sign is read): s itself where e == 0, else the odd one of s's two neighbours
+    around the exact value. A value rounded to odd with q >= p + 2 bits rounds to nearest p-bit
+    value exactly as the exact value does (ties and overflow included), so the store's one rounding
+    to float32 (p = 24), float16 (11) or bfloat16 (8) is correct. Non-finite s stays."""
     bits = s.to(tl.int64, bitcast=True)
-    toward_zero = (e != 0) & ((e > 0) != (s > 0))
-    bits = tl.where(toward_zero, bits - 1, bits)
-    bits = tl.where((e != 0) & (s - s == 0), bits | 1, bits)
+    inexact = (e != 0) & (s - s == 0)
+    bits = tl.where(inexact & ((e > 0) != (s > 0)), bits - 1, bits)
+    bits = tl.where(inexact, bits | 1, bits)
     return bits.to(tl.float64, bitcast=True)
 
 
 @triton.jit
+def _sum_round_to_odd(p, c):
+    """p + c (float64, both exact) rounded to odd: TwoSum gives the exact error e of s = p + c."""
+    s = p + c
+    bb = s - p
+    e = (p - (s - bb)) + (c - bb)
+    return round_to_odd(s, e)
+
+
+@triton.jit
+def with_residual(v, lo):
+    """v + lo rounded to odd, for a result stored narrower than float64: v a float64 value that is
+    exact where it could be a rounding tie of the storage format (x/2, y/x), lo the first term the
+    float64 evaluation lost below v's last bit (x^2/4 of silu(x) = x/2 + x^2/4 - ...). Rounded to
+    nearest, v + lo is v again, the tie, and ties-to-even picks the side lo does not point to half
+    the time (bfloat16 subnormal x of silu, gelu, hardswish: 128 of 65,536 inputs each); rounded to
+    odd it keeps lo's side through the store's one rounding. Zeros keep their sign (lo = 0), and
+    infinities and NaN stay v."""
+    return tl.where((lo == 0) | (v - v != 0), v, _sum_round_to_odd(v, lo))
+
+
+@triton.jit
 def fma(a, b, c):
-    """a * b + c rounded once where it matters. float32: the product of two float32 values is exact
-    in float64, so the float64 sum rounds once more before the final rounding to float32 (a finite
-    a + 2*b no longer overflows through an infinite 2*b), rounded to odd so the second rounding is
-    not a double rounding (rounded to nearest, ties of the float32 rounding come out wrong: sub with
-    alpha=3 on float32). float64: libdevice's fma (DFMA on the GPU, emulated under the interpreter,
-    where tl.fma computes x*y + z unfused: inf + 2 * -max would be NaN, not inf)."""
+    """a * b + c rounded once where it matters. float32 operands (float32, and float16/bfloat16
+    computed in float32): the product of two float32 values is exact in float64 and the float64 sum
+    is rounded to odd, returned as float64 for the store's one rounding to the result's format (a
+    finite a + 2*b does not overflow through an infinite 2*b). Rounded to nearest in float32 first,
+    the store to float16/bfloat16 rounded twice: sub with alpha=3, 285,637,548 bfloat16 and
+    15,408,468 float16 pairs of 2^32 misrounded on the H200 (e.g. float16 -2^-10 - 3 * -21840).
+    float64: libdevice's fma (DFMA on the GPU, emulated under the interpreter, where tl.fma computes
+    x*y + z unfused: inf + 2 * -max would be NaN, not inf)."""
     if a.dtype == tl.float32:
-        return _sum_round_to_odd(_wide(a) * _wide(b), _wide(c)).to(tl.float32)
+        return _sum_round_to_odd(_wide(a) * _wide(b), _wide(c))
     elif a.dtype == tl.float64:
         return libdevice.fma(a, b, c)
     else:
@@ -246,18 +268,28 @@ def erfc(x):
 
 
 @triton.jit
-def atan2(y, x):
-    return libdevice.atan2(_wide(y), _wide(x)).to(y.dtype)
-
-
-@triton.jit
-def hypot(a, b):
-    return libdevice.hypot(_wide(a), _wide(b)).to(a.dtype)
+def atan2(y, x, NARROW: tl.constexpr):
+    """atan2 in float64. For a result stored narrower than float64 (float32 operands, or NARROW:
+    float16/bfloat16 computed in float64), x > 0 and 0 < |y/x| < 2^-26 take y/x - (y/x)^3/3 (the
+    next term is 2^-104 of the first): where y/x is a rounding tie M of the narrow format it is exact
+    in float64 (y = M x has at most 25 + 24 bits), libdevice returns that tie, and the cubic term,
+    added rounded to odd (with_residual), keeps the side the exact value lies on. Through float32 and
+    without the term: float16 716,930 and bfloat16 26,078 of 2^32 pairs misrounded on the H200."""
+    wy = _wide(y)
+    wx = _wide(x)
+    r = libdevice.atan2(wy, wx)
+    if NARROW or y.dtype == tl.float32:
+        q = wy / wx
+        small = (wx > 0) & (tl.abs(q) < 2.0 ** -26) & (q != 0)
+        r = tl.where(small, with_residual(q, q * q * q * (-1.0 / 3.0)), r)
+    return r.to(y.dtype)
 
 
 @triton.jit
 def pow(a, b):
-    return libdevice.pow(_wide(a), _wide(b)).to(a.dtype)
+    """libdevice's float64 pow. float32 operands (float32, float16 and bfloat16 computations) get the
+    float64 value, for the store's one rounding to the result's format."""
+    return libdevice.pow(_wide(a), _wide(b))
 
 
 # ---------------------------------------------------------------- conversions
@@ -274,6 +306,18 @@ def _f32_round_to_odd(x):
     inexact = (back != x) & (x == x)
     bits = tl.where(inexact, bits | 1, bits)
     return bits.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def to_float16(x):
+    """Round float32/float64 to float16, nearest even, once: float64 goes to float32 rounded to odd
+    (24 bits >= 11 + 2), then to float16 rounded to nearest (cvt.rn.f16.f32 on the GPU, numpy under
+    the interpreter), which is then the correct rounding of the float64 value; no backend's
+    float64 -> float16 conversion is relied on."""
+    if x.dtype == tl.float64:
+        return _f32_round_to_odd(x).to(tl.float16)
+    else:
+        return x.to(tl.float16)
 
 
 @triton.jit
@@ -311,11 +355,15 @@ def load_as(x, DST: tl.constexpr):
 def cast(x, DST: tl.constexpr):
     """Convert a computed value to the output dtype, the same way on both backends.
 
-    floats -> bfloat16: nbx's rounding helper. float -> integer: truncate toward zero, saturate at the
+    floats -> float16 and bfloat16: nbx's rounding helpers, one rounding from float64 (a body that
+    computes a 16-bit result in float64 returns the float64 value and this is its only rounding).
+    float -> integer: truncate toward zero, saturate at the
     integer range, NaN -> 0 (nbx's definition; ATen leaves it undefined). anything -> bool: x != 0.
     """
     if DST == tl.int1:
         return x != 0
+    elif DST == tl.float16 and x.dtype == tl.float64:
+        return to_float16(x)
     elif DST == tl.bfloat16:
         if x.dtype.is_floating():
             return to_bfloat16(x)

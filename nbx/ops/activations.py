@@ -1,9 +1,14 @@
 """Activations: relu ... log_sigmoid, threshold, glu, swiglu, silu_and_mul, dropout (inference).
 
-Every float formula is evaluated whole in float64 (m.widen) and rounded once to the compute dtype:
-for float32 (and float16/bfloat16, which compute in float32) that makes the result correctly
-rounded except within ~2^-29 ulp of a rounding boundary; for float64 inputs the same formulas run
-in float64 and cost a few ulp. The float64 arithmetic is not hidden behind memory: on the H200 these
+Every float formula is evaluated whole in float64 (m.widen) and rounded once: to float32 in the
+body, or to float16/bfloat16 on the store (rule F computes those in float64). That makes the result
+correctly rounded except within ~2^-29 float32 ulp (2^-41 float16 ulp) of a rounding boundary; for
+float64 inputs the same formulas run in float64 and cost a few ulp. Where a result narrower than
+float64 is x*c, a rounding tie of a subnormal result (silu, gelu, hardswish and elu's alpha x, glu
+and swiglu's a/2), float64 holds the tie and loses the x^2 term that moves the exact value off it;
+those bodies add that term rounded to odd (m.with_residual, below |x| = 2^-30) for float32 and, as
+their `_16` forms, for float16/bfloat16: 0 of 65,536 bfloat16 inputs misrounded, 128 before
+(`nbx run --suite exhaustive16 --op silu --dtype bfloat16`). The float64 arithmetic is not hidden behind memory: on the H200 these
 ops run at 0.30 (gelu, mish) to 0.94 (relu, leaky_relu) of a device copy
 (reports/h200/gpu-check-20261204.md).
 
@@ -20,9 +25,9 @@ import triton.language as tl
 from .. import dtype as D
 from ..kernels import math as m
 from ..tensor import Tensor
-from .registry import OpSpec, Param, register, run
-from .verify import (CR16, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify, in_operand_dtype,
-                     not_correctly_rounded)
+from .registry import OpSpec, Param, by_storage, register, run
+from .verify import (CR16, CR_NARROW, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify,
+                     in_operand_dtype, not_correctly_rounded)
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -33,6 +38,13 @@ SELU_SCALE = tl.constexpr(1.0507009873554804934193349852946)
 SQRT_HALF = tl.constexpr(0.70710678118654752440084436210485)
 SQRT_2_OVER_PI = tl.constexpr(0.79788456080286535587989211986876)
 GELU_TANH_COEFF = tl.constexpr(0.044715)
+# Below |x| = 2^-30 the bodies of narrow results take x*c + d*x^2 (with_residual). float64 keeps
+# nothing of d*x^2 where it is under half an ulp of x*c (silu's sigmoid(x) is 0.5 exactly below
+# |x| ~ 2^-52); the next term of each series is at most |x|/3 of the residual (elu; x^2/12 for the
+# others), and the only rounding boundary within 2^-25 |x c| of x*c is x*c itself, at the residual's
+# distance: so v + lo rounded to odd and the exact value round alike.
+TINY = tl.constexpr(2.0 ** -30)
+INV_SQRT_2PI = tl.constexpr(0.39894228040143267793994605993438)   # gelu(x) = x/2 + x^2/sqrt(2 pi) + O(x^4)
 
 
 # ---------------------------------------------------------------- bodies
@@ -57,31 +69,72 @@ def _sigmoid(x):
 
 
 @triton.jit
-def _silu(x):
+def _tie_safe(x, w, r, v, lo, NARROW: tl.constexpr):
+    """r, or below |x| = TINY v + lo rounded to odd (m.with_residual), where the result is stored
+    narrower than float64: a float32 computation, or NARROW (the `_16` bodies: float16/bfloat16
+    computed in float64). v is the series' exact first term (x/2), lo the term float64 loses."""
+    if NARROW or x.dtype == tl.float32:
+        r = tl.where(tl.abs(w) < TINY, m.with_residual(v, lo), r)
+    return r
+
+
+@triton.jit
+def _silu_impl(x, NARROW: tl.constexpr):
     # x * sigmoid(x): at x = -inf the product is -inf * 0; the limit (and the value at every large
-    # negative finite x) is -0.
+    # negative finite x) is -0. silu(x) = x/2 + x^2/4 + O(x^4).
     w = m.widen(x)
-    r = w * m.sigmoid_stable(w)
+    r = _tie_safe(x, w, w * m.sigmoid_stable(w), w * 0.5, w * w * 0.25, NARROW)
+    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+
+
+@triton.jit
+def _silu(x):
+    return _silu_impl(x, False)
+
+
+@triton.jit
+def _silu_16(x):
+    return _silu_impl(x, True)
+
+
+@triton.jit
+def _gelu_erf_impl(x, NARROW: tl.constexpr):
+    # 0.5x(1 + erf(x/sqrt2)) = 0.5x erfc(-x/sqrt2): no cancellation for x << 0, where 1 + erf
+    # loses every digit (x = -5: 1 + erf = 1.5e-12 from two O(1) numbers).
+    w = m.widen(x)
+    r = _tie_safe(x, w, 0.5 * w * m.erfc(-w * SQRT_HALF), w * 0.5, w * w * INV_SQRT_2PI, NARROW)
+    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+
+
+@triton.jit
+def _gelu_tanh_impl(x, NARROW: tl.constexpr):
+    # 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)): exact identity; the right side has no cancellation
+    # for u << 0 and exp(-2u) overflowing to inf gives -0 (the limit) instead of NaN. Near 0 it is
+    # x/2 + x^2/sqrt(2 pi) + O(x^4), as the erf form.
+    w = m.widen(x)
+    u = (w + w * w * w * GELU_TANH_COEFF) * SQRT_2_OVER_PI
+    r = _tie_safe(x, w, w / (1.0 + m.exp(-2.0 * u)), w * 0.5, w * w * INV_SQRT_2PI, NARROW)
     return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
 
 
 @triton.jit
 def _gelu_erf(x):
-    # 0.5x(1 + erf(x/sqrt2)) = 0.5x erfc(-x/sqrt2): no cancellation for x << 0, where 1 + erf
-    # loses every digit (x = -5: 1 + erf = 1.5e-12 from two O(1) numbers).
-    w = m.widen(x)
-    r = 0.5 * w * m.erfc(-w * SQRT_HALF)
-    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+    return _gelu_erf_impl(x, False)
+
+
+@triton.jit
+def _gelu_erf_16(x):
+    return _gelu_erf_impl(x, True)
 
 
 @triton.jit
 def _gelu_tanh(x):
-    # 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)): exact identity; the right side has no cancellation
-    # for u << 0 and exp(-2u) overflowing to inf gives -0 (the limit) instead of NaN.
-    w = m.widen(x)
-    u = (w + w * w * w * GELU_TANH_COEFF) * SQRT_2_OVER_PI
-    r = w / (1.0 + m.exp(-2.0 * u))
-    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+    return _gelu_tanh_impl(x, False)
+
+
+@triton.jit
+def _gelu_tanh_16(x):
+    return _gelu_tanh_impl(x, True)
 
 
 @triton.jit
@@ -98,25 +151,67 @@ def _hardsigmoid(x):
 
 
 @triton.jit
-def _hardswish(x):
-    # piecewise: 0 for x <= -3, x for x >= 3, x(x+3)/6 between (ATen's x*min(max(x+3,0),6)/6 is NaN
-    # at -inf; the definition gives 0)
+def _hardswish_impl(x, NARROW: tl.constexpr):
+    # piecewise: 0 for x <= -3, x for x >= 3, x(x+3)/6 = x/2 + x^2/6 between (ATen's
+    # x*min(max(x+3,0),6)/6 is NaN at -inf; the definition gives 0)
     w = m.widen(x)
     r = tl.where(w <= -3.0, 0.0, tl.where(w >= 3.0, w, w * (w + 3.0) / 6.0))
-    return r.to(x.dtype)
+    return _tie_safe(x, w, r, w * 0.5, w * w / 6.0, NARROW).to(x.dtype)
+
+
+@triton.jit
+def _hardswish(x):
+    return _hardswish_impl(x, False)
+
+
+@triton.jit
+def _hardswish_16(x):
+    return _hardswish_impl(x, True)
+
+
+@triton.jit
+def _leaky_relu_impl(x, slope, NARROW: tl.constexpr):
+    # negative_slope*x rounded to float64 can be a tie of a subnormal narrow result that the exact
+    # product misses (float16 0x8032 = -50 * 2^-24 times float64 0.01, which is 0.01 + 2.1e-19:
+    # 2^-25 + 2^-80, rounded to float64 2^-25, then to even -0): the product's fma error added
+    # rounded to odd keeps its side (float16 21 and bfloat16 3 of 65,536 inputs misrounded without)
+    w = m.widen(x)
+    v = slope * w
+    if NARROW or x.dtype == tl.float32:
+        v = m.with_residual(v, m.fma(slope, w, v * -1.0))
+    return tl.where(w > 0, w, v).to(x.dtype)
 
 
 @triton.jit
 def _leaky_relu(x, slope):
+    return _leaky_relu_impl(x, slope, False)
+
+
+@triton.jit
+def _leaky_relu_16(x, slope):
+    return _leaky_relu_impl(x, slope, True)
+
+
+@triton.jit
+def _elu_impl(x, alpha, NARROW: tl.constexpr):
+    # expm1, not exp(x) - 1: near 0 the difference cancels (x = -1e-8: exp - 1 keeps 8 digits).
+    # alpha*expm1(x) = alpha x + alpha x^2/2 + O(x^3); alpha x rounds in float64 unless alpha is
+    # short, so the residual carries the product's error (fma) too.
     w = m.widen(x)
-    return tl.where(w > 0, w, slope * w).to(x.dtype)
+    v = alpha * w
+    lo = m.fma(alpha, w, -v) + v * w * 0.5
+    r = _tie_safe(x, w, alpha * m.expm1(w), v, lo, NARROW)
+    return tl.where(w > 0, w, r).to(x.dtype)
 
 
 @triton.jit
 def _elu(x, alpha):
-    # expm1, not exp(x) - 1: near 0 the difference cancels (x = -1e-8: exp - 1 keeps 8 digits)
-    w = m.widen(x)
-    return tl.where(w > 0, w, alpha * m.expm1(w)).to(x.dtype)
+    return _elu_impl(x, alpha, False)
+
+
+@triton.jit
+def _elu_16(x, alpha):
+    return _elu_impl(x, alpha, True)
 
 
 @triton.jit
@@ -166,19 +261,50 @@ def _threshold(x, thr, value):
 
 
 @triton.jit
-def _glu(a, b):
+def _glu_impl(a, b, NARROW: tl.constexpr):
+    # a sigmoid(b) = a/2 + a b/4 + O(a b^3): a/2 is a tie where a is a subnormal with an odd last bit
     wa = m.widen(a)
-    return (wa * m.sigmoid_stable(m.widen(b))).to(a.dtype)
+    wb = m.widen(b)
+    r = _tie_safe(a, wb, wa * m.sigmoid_stable(wb), wa * 0.5, wa * wb * 0.25, NARROW)
+    return r.to(a.dtype)
+
+
+@triton.jit
+def _glu(a, b):
+    return _glu_impl(a, b, False)
+
+
+@triton.jit
+def _glu_16(a, b):
+    return _glu_impl(a, b, True)
+
+
+@triton.jit
+def _swiglu_impl(gate, up, NARROW: tl.constexpr):
+    # gate * (sigmoid(gate) * up), not silu(gate) * up: silu(5e-324) underflows to 0 before the
+    # product with a large up (float64: measured 9e15 ulp on the H200 and the interpreter). Near
+    # gate = 0 it is gate up/2 + gate^2 up/4 + O(gate^4 up); gate*up is exact for operands narrower
+    # than float64.
+    g = m.widen(gate)
+    u = m.widen(up)
+    gu = g * u
+    r = _tie_safe(gate, g, g * (m.sigmoid_stable(g) * u), gu * 0.5, gu * g * 0.25, NARROW)
+    if NARROW or gate.dtype == tl.float32:
+        # from gate ~ 37.4 on sigmoid(gate) is 1.0 in float64 and gate*up, a tie where it has one bit
+        # more than the format (float16 62 * 62.5 = 3875), loses -gate up e^-gate (float16 16 and
+        # bfloat16 27 of 2^16 nightly pairs misrounded without)
+        r = tl.where(g > 32.0, m.with_residual(gu, gu * m.exp(g * -1.0) * -1.0), r)
+    return tl.where(g == -float("inf"), _neg_zero(g) * u, r).to(gate.dtype)
 
 
 @triton.jit
 def _swiglu(gate, up):
-    # gate * (sigmoid(gate) * up), not silu(gate) * up: silu(5e-324) underflows to 0 before the
-    # product with a large up (float64: measured 9e15 ulp on the H200 and the interpreter).
-    g = m.widen(gate)
-    u = m.widen(up)
-    r = g * (m.sigmoid_stable(g) * u)
-    return tl.where(g == -float("inf"), _neg_zero(g) * u, r).to(gate.dtype)
+    return _swiglu_impl(gate, up, False)
+
+
+@triton.jit
+def _swiglu_16(gate, up):
+    return _swiglu_impl(gate, up, True)
 
 
 @triton.jit
@@ -215,36 +341,47 @@ activation("relu", "S", NUMERIC, _relu, "max(x, 0); relu(-0.0) = +0.0; NaN stays
 activation("sigmoid", "F", ALL, _sigmoid, "1/(1+exp(-x)), two branches on exp(-|x|): no NaN at either end.",
            verify=not_correctly_rounded("near x = 0, 1/2 - x/4 is a float32 tie that the x^3/48 term moves "
                                         "below float64's precision (78 of 2^32 inputs on the H200, e.g. "
-                                        "0xb6c60000); " + NEAR_MIDPOINT))
-activation("silu", "F", ALL, _silu, "x * sigmoid(x); silu(-inf) = -0.0.", verify=not_correctly_rounded(SUBNORMAL_TIES))
-activation("gelu", "F", ALL, lambda p, t: _gelu_tanh if p["approximate"] == "tanh" else _gelu_erf,
+                                        "0xb6c60000); " + NEAR_MIDPOINT, correctly_rounded=CR_NARROW))
+activation("silu", "F", ALL, by_storage(_silu, _silu_16), "x * sigmoid(x); silu(-inf) = -0.0.",
+           verify=not_correctly_rounded(SUBNORMAL_TIES, correctly_rounded=CR_NARROW))
+_GELU_BODIES = {"none": by_storage(_gelu_erf, _gelu_erf_16), "tanh": by_storage(_gelu_tanh, _gelu_tanh_16)}
+activation("gelu", "F", ALL, lambda p, t: _GELU_BODIES[p["approximate"]](p, t),
            "'none': 0.5x(1+erf(x/sqrt2)), as x/2*erfc(-x/sqrt2); 'tanh': 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), "
            "as x/(1+exp(-2u)). gelu(-inf) = -0.0.",
            params=(Param("approximate", "none", kind="choice", choices=("none", "tanh")),),
-           verify=not_correctly_rounded(SUBNORMAL_TIES, variants=(Variant({"approximate": "tanh"}),)),
+           verify=not_correctly_rounded(SUBNORMAL_TIES, correctly_rounded=CR_NARROW,
+                                        variants=(Variant({"approximate": "tanh"}),)),
            order=lambda p: GELU_ORDERS[p["approximate"]])
-activation("tanh", "F", ALL, _tanh, "tanh(x).")
-activation("hardsigmoid", "F", ALL, _hardsigmoid, "clamp(x/6 + 1/2, 0, 1), as ATen's min(max(x+3, 0), 6)/6.")
-activation("hardswish", "F", ALL, _hardswish, "x * hardsigmoid(x): 0 for x <= -3, x for x >= 3.",
-           verify=not_correctly_rounded(SUBNORMAL_TIES))
-activation("leaky_relu", "F", ALL, _leaky_relu, "x > 0 ? x : negative_slope*x.",
+activation("tanh", "F", ALL, _tanh, "tanh(x).", verify=Verify(correctly_rounded=CR16))
+activation("hardsigmoid", "F", ALL, _hardsigmoid, "clamp(x/6 + 1/2, 0, 1), as ATen's min(max(x+3, 0), 6)/6.",
+           verify=Verify(correctly_rounded=CR16))
+activation("hardswish", "F", ALL, by_storage(_hardswish, _hardswish_16), "x * hardsigmoid(x): 0 for x <= -3, x for x >= 3.",
+           verify=not_correctly_rounded(SUBNORMAL_TIES, correctly_rounded=CR_NARROW))
+activation("leaky_relu", "F", ALL, by_storage(_leaky_relu, _leaky_relu_16), "x > 0 ? x : negative_slope*x.",
            params=(Param("negative_slope", 0.01, dtype="float64"),),
            verify=not_correctly_rounded("negative_slope*x rounded to float64 and then to float32: a double "
-                                        "rounding of subnormal results", variants=(Variant({"negative_slope": 0.2}),)))
-activation("elu", "F", ALL, _elu, "x > 0 ? x : alpha*expm1(x).", params=(Param("alpha", 1.0, dtype="float64"),),
-           verify=not_correctly_rounded("with alpha = 0.5: " + SUBNORMAL_TIES, variants=(Variant({"alpha": 0.5}),)))
+                                        "rounding of subnormal results (the product's error is kept by "
+                                        "math.with_residual; not yet measured on every float32 input)",
+                                        correctly_rounded=CR_NARROW, variants=(Variant({"negative_slope": 0.2}),)))
+activation("elu", "F", ALL, by_storage(_elu, _elu_16), "x > 0 ? x : alpha*expm1(x).", params=(Param("alpha", 1.0, dtype="float64"),),
+           verify=not_correctly_rounded("with alpha = 0.5: " + SUBNORMAL_TIES, correctly_rounded=CR_NARROW,
+                                        variants=(Variant({"alpha": 0.5}),)))
 activation("celu", "F", ALL, _celu, "x > 0 ? x : alpha*expm1(x/alpha) (= max(0,x) + min(0, alpha*expm1(x/alpha)), "
            "except celu(-0.0) = -0.0).", params=(Param("alpha", 1.0, dtype="float64"),),
-           verify=Verify(variants=(Variant({"alpha": 2.0}),)))
-activation("selu", "F", ALL, _selu, "scale*(x > 0 ? x : alpha*expm1(x)), ATen's scale and alpha.")
-activation("mish", "F", ALL, _mish, "x * tanh(softplus(x)), softplus overflow-free; mish(-inf) = -0.0.")
+           verify=Verify(variants=(Variant({"alpha": 2.0}),), correctly_rounded=CR16))
+activation("selu", "F", ALL, _selu, "scale*(x > 0 ? x : alpha*expm1(x)), ATen's scale and alpha.",
+           verify=Verify(correctly_rounded=CR16))
+activation("mish", "F", ALL, _mish, "x * tanh(softplus(x)), softplus overflow-free; mish(-inf) = -0.0.",
+           verify=Verify(correctly_rounded=CR16))
 activation("softplus", "F", ALL, _softplus,
            "x*beta > threshold ? x : log1p(exp(beta*x))/beta, evaluated as (max(u,0) + log1p(exp(-|u|)))/beta.",
            params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")),
            verify=not_correctly_rounded("1 of 2^32 inputs on the H200 (each variant): " + NEAR_MIDPOINT,
+                                        correctly_rounded=CR_NARROW,
                                         variants=(Variant({"beta": 2.0, "threshold": 10.0}),)))
 activation("log_sigmoid", "F", ALL, _log_sigmoid, "log(sigmoid(x)) = min(x,0) - log1p(exp(-|x|)).",
-           verify=not_correctly_rounded("1 of 2^32 inputs on the H200 (0xb9ea41d0): " + NEAR_MIDPOINT))
+           verify=not_correctly_rounded("1 of 2^32 inputs on the H200 (0xb9ea41d0): " + NEAR_MIDPOINT,
+                                        correctly_rounded=CR_NARROW))
 
 
 def _threshold_params(params, t):
@@ -281,10 +418,10 @@ activation("threshold", "S", NUMERIC, _threshold,
 
 
 # ---------------------------------------------------------------- compositions over views
-_GLU2 = OpSpec("glu", 2, "F", ALL, _glu, family="activations", operand_names=("input[first half]",
+_GLU2 = OpSpec("glu", 2, "F", ALL, by_storage(_glu, _glu_16), family="activations", operand_names=("input[first half]",
                                                                                 "input[second half]"),
                order=GLU_ORDER)
-_SILU_AND_MUL2 = OpSpec("silu_and_mul", 2, "F", ALL, _swiglu, family="activations",
+_SILU_AND_MUL2 = OpSpec("silu_and_mul", 2, "F", ALL, by_storage(_swiglu, _swiglu_16), family="activations",
                         operand_names=("input[..., :d]", "input[..., d:]"), order=GATED_SILU_ORDER)
 
 
@@ -314,16 +451,16 @@ def _silu_and_mul_compose(spec, operands, params, out):
     return run(_SILU_AND_MUL2, [a, b], {}, out=out)
 
 
-activation("glu", "F", ALL, _glu, "a * sigmoid(b), a and b the two halves of `dim` (views, no copies).",
+activation("glu", "F", ALL, by_storage(_glu, _glu_16), "a * sigmoid(b), a and b the two halves of `dim` (views, no copies).",
            params=(Param("dim", -1, dtype="int64"),), compose=_glu_compose,
-           verify=not_correctly_rounded(SUBNORMAL_TIES, split=Split("dim")),
+           verify=not_correctly_rounded(SUBNORMAL_TIES, correctly_rounded=CR_NARROW, split=Split("dim")),
            order=GLU_ORDER)
-activation("silu_and_mul", "F", ALL, _swiglu,
+activation("silu_and_mul", "F", ALL, by_storage(_swiglu, _swiglu_16),
            "silu(x[..., :d]) * x[..., d:] with d half the last dim (views, no copies).",
            compose=_silu_and_mul_compose, order=GATED_SILU_ORDER,
            verify=not_correctly_rounded(SUBNORMAL_TIES, split=Split(),
                                         ci_rank8="compose over views: the two halves of the last dim"))
-register(OpSpec("swiglu", 2, "F", ALL, _swiglu, family="activations", operand_names=("gate", "up"),
+register(OpSpec("swiglu", 2, "F", ALL, by_storage(_swiglu, _swiglu_16), family="activations", operand_names=("gate", "up"),
                 doc="silu(gate) * up; both broadcast.", order=GATED_SILU_ORDER,
                 verify=not_correctly_rounded(SUBNORMAL_TIES)))
 

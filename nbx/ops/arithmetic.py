@@ -202,15 +202,15 @@ def _check_sub(spec, operands, params, t):
 
 binary("add", "P", ALL, _with_alpha(_add, _add_alpha), "input + alpha * other.",
        params=_ALPHA, check=_check_add, kernel_params=_alpha_params,
-       verify=Verify(variants=(in_operand_dtype(alpha=2),),
+       verify=Verify(variants=(in_operand_dtype(alpha=2),), correctly_rounded=CR16,
                      ci_rank8="binary with a scalar kernel parameter (alpha) and Python-scalar operands",
                      big=BigCase(D.int8, lambda a, s: a + a.dtype.type(s), (3,))))
 binary("sub", "P", NUMERIC, _with_alpha(_sub, _sub_alpha), "input - alpha * other.",
        params=_ALPHA, check=_check_sub, kernel_params=_alpha_params,
-       verify=Verify(variants=(in_operand_dtype(alpha=3),)))
+       verify=Verify(variants=(in_operand_dtype(alpha=3),), correctly_rounded=CR16))
 binary("rsub", "P", NUMERIC, _with_alpha(_rsub, _rsub_alpha), "other - alpha * input.",
        params=_ALPHA, check=_check_sub, kernel_params=_alpha_params,
-       verify=Verify(variants=(in_operand_dtype(alpha=2),)))
+       verify=Verify(variants=(in_operand_dtype(alpha=2),), correctly_rounded=CR16))
 binary("mul", "P", ALL, _mul, "input * other.", verify=Verify(ci_rank8="binary, the plain two-operand kernel",
                                                               correctly_rounded=CR16))
 

@@ -8,8 +8,8 @@ from ..promotion import is_scalar
 from ..tensor import Tensor
 from .arithmetic import int_division_fault
 from .bitwise import plain_spec
-from .registry import OpSpec, register, run
-from .verify import CR16, DIVISOR, EXPONENT, NEAR_MIDPOINT, SUBNORMAL_TIES, Verify, not_correctly_rounded
+from .registry import OpSpec, by_storage, register, run
+from .verify import CR16, CR_NARROW, DIVISOR, EXPONENT, NEAR_MIDPOINT, SUBNORMAL_TIES, Verify, not_correctly_rounded
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -47,18 +47,25 @@ def _fmin(a, b):
 
 @triton.jit
 def _atan2(a, b):
-    return m.atan2(a, b)
+    return m.atan2(a, b, False)
 
 
 @triton.jit
-def _hypot(a, b):
-    # float32: sqrt(a^2 + b^2) in float64 cannot overflow and is within 1 float64 ulp, so the float32
-    # result is correctly rounded. float64: libdevice's hypot overflowed on the H200 (hypot(DBL_MAX, 1)
-    # came back inf), so scale by the larger magnitude: big*sqrt(1 + (small/big)^2), ~1.5 ulp.
-    # An infinity wins over NaN (C).
+def _atan2_16(a, b):
+    return m.atan2(a, b, True)
+
+
+@triton.jit
+def _hypot_impl(a, b, NARROW: tl.constexpr):
+    # float32 and NARROW (float16/bfloat16 computed in float64): sqrt(a^2 + b^2) in float64 cannot
+    # overflow, the squares are exact, and where the exact result is a rounding tie (a Pythagorean
+    # a^2 + b^2 = M^2) the sum is exact and sqrt returns M exactly; elsewhere it is within 1 float64
+    # ulp, so the one rounding to the result's format is correct except within that of a midpoint.
+    # float64: libdevice's hypot overflowed on the H200 (hypot(DBL_MAX, 1) came back inf), so scale
+    # by the larger magnitude: big*sqrt(1 + (small/big)^2), ~1.5 ulp. An infinity wins over NaN (C).
     x = tl.abs(a)
     y = tl.abs(b)
-    if a.dtype == tl.float32:
+    if NARROW or a.dtype == tl.float32:
         wx = m.widen(x)
         wy = m.widen(y)
         r = m.sqrt(wx * wx + wy * wy).to(a.dtype)
@@ -70,6 +77,16 @@ def _hypot(a, b):
         r = tl.where((x != x) | (y != y), x + y, r)
     inf = tl.full(x.shape, float("inf"), x.dtype)
     return tl.where((x == inf) | (y == inf), inf, r)
+
+
+@triton.jit
+def _hypot(a, b):
+    return _hypot_impl(a, b, False)
+
+
+@triton.jit
+def _hypot_16(a, b):
+    return _hypot_impl(a, b, True)
 
 
 @triton.jit
@@ -91,17 +108,21 @@ binary("fmax", "P", ALL, _fmax, "Maximum ignoring NaN (NaN only when both are Na
        verify=Verify(correctly_rounded=CR16))
 binary("fmin", "P", ALL, _fmin, "Minimum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.",
        verify=Verify(correctly_rounded=CR16))
-binary("atan2", "F", ALL, _atan2, "atan2(input, other) with C's quadrant and signed-zero rules.",
-       verify=not_correctly_rounded("atan2(y, x) ~ y/x in the float32 subnormals: " + SUBNORMAL_TIES))
-binary("hypot", "F", ALL, _hypot, "sqrt(input^2 + other^2) without overflow; an infinity wins over NaN (C).")
+binary("atan2", "F", ALL, by_storage(_atan2, _atan2_16), "atan2(input, other) with C's quadrant and signed-zero rules.",
+       verify=not_correctly_rounded("atan2(y, x) ~ y/x in the float32 subnormals: " + SUBNORMAL_TIES,
+                                    correctly_rounded=CR_NARROW))
+binary("hypot", "F", ALL, by_storage(_hypot, _hypot_16), "sqrt(input^2 + other^2) without overflow; an infinity wins over NaN (C).",
+       verify=Verify(correctly_rounded=CR16))
 binary("copysign", "F", ALL, _copysign, "|input| with the sign bit of other.", verify=Verify(correctly_rounded=CR16))
 
 
 # ---------------------------------------------------------------- pow
 # Small integer exponents by multiplication, chosen on the host: exp(b*log(a)) measured 15 ulp for
-# x**2 in the seed. float32 (and float16/bfloat16 through float32) multiplies in float64: x^2 is
-# exact there, x^3 and x^4 are rounded once in float64, 1/x^n once more, and the final rounding to
-# float32 is then correct except within ~2^-29 ulp of a boundary; float64 costs <= ~2 ulp. Integers
+# x**2 in the seed. float32 (and float16/bfloat16, which compute in float32) multiplies in float64
+# and returns the float64 value for the store's one rounding: x^2 is exact there, x^3 and x^4 of a
+# 16-bit x too (at most 44 bits), 1/x^n is one rounded quotient of an exact power (53 >= 2p + 2: the
+# store's rounding of it is correct); for float32 x^3 and x^4 round once in float64 and the float32
+# result is correct except within ~2^-29 ulp of a boundary; float64 costs <= ~2 ulp. Integers
 # multiply in their compute dtype and wrap, as ATen.
 @triton.jit
 def _lift(x):
@@ -124,44 +145,44 @@ def _pow1(a, b):
 @triton.jit
 def _pow2(a, b):
     w = _lift(a)
-    return (w * w).to(a.dtype)
+    return w * w
 
 
 @triton.jit
 def _pow3(a, b):
     w = _lift(a)
-    return (w * w * w).to(a.dtype)
+    return w * w * w
 
 
 @triton.jit
 def _pow4(a, b):
     w = _lift(a)
     s = w * w
-    return (s * s).to(a.dtype)
+    return s * s
 
 
 @triton.jit
 def _pow_m1(a, b):
-    return (1.0 / _lift(a)).to(a.dtype)
+    return 1.0 / _lift(a)
 
 
 @triton.jit
 def _pow_m2(a, b):
     w = _lift(a)
-    return (1.0 / (w * w)).to(a.dtype)
+    return 1.0 / (w * w)
 
 
 @triton.jit
 def _pow_m3(a, b):
     w = _lift(a)
-    return (1.0 / (w * w * w)).to(a.dtype)
+    return 1.0 / (w * w * w)
 
 
 @triton.jit
 def _pow_m4(a, b):
     w = _lift(a)
     s = w * w
-    return (1.0 / (s * s)).to(a.dtype)
+    return 1.0 / (s * s)
 
 
 SMALL_EXPONENT_BODIES = {0: _pow0, 1: _pow1, 2: _pow2, 3: _pow3, 4: _pow4,
@@ -170,7 +191,7 @@ SMALL_EXPONENT_BODIES = {0: _pow0, 1: _pow1, 2: _pow2, 3: _pow3, 4: _pow4,
 
 @triton.jit
 def _pow_float(a, b):
-    return m.pow(a, b)           # libdevice pow (float32 through float64): C pow at the specials
+    return m.pow(a, b)           # libdevice's float64 pow: C pow at the specials
 
 
 @triton.jit
@@ -224,4 +245,4 @@ binary("pow", "P", NUMERIC, lambda p, t: _pow_float if t.compute[0].is_float els
        "ValueError.", operand_names=("input", "exponent"), fault=_negative_exponent, compose=_pow_compose,
        verify=not_correctly_rounded("107 of 2^32 stratified float32 tuples on the H200 (2026-12-04): "
                                     "libdevice's float64 pow, rounded to float32: " + NEAR_MIDPOINT,
-                                    roles={1: EXPONENT}))
+                                    correctly_rounded=CR_NARROW, roles={1: EXPONENT}))

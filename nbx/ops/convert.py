@@ -6,7 +6,7 @@ import triton.language as tl
 
 from .. import dtype as D
 from .registry import OpSpec, Param, Typing, compute_dtype, register
-from .verify import BigCase, Variant, Verify, bits_of
+from .verify import CR16, BigCase, Variant, Verify, bits_of
 
 ALL = D.ALL
 PI = tl.constexpr(math.pi)
@@ -90,7 +90,8 @@ register(OpSpec("nan_to_num", 1, "S", ALL, lambda p, t: _nan_to_num if t.common.
                 doc="NaN -> nan, +inf -> posinf, -inf -> neginf; None means the OUTPUT dtype's largest / "
                     "most negative finite value (65504 for float16). Integers and bool: a copy."))
 register(OpSpec("angle", 1, "F", ALL, _angle, family="convert",
-                doc="Argument of a real number: 0 for x >= 0 (and -0.0), pi for x < 0, NaN for NaN."))
+                doc="Argument of a real number: 0 for x >= 0 (and -0.0), pi for x < 0, NaN for NaN.",
+                verify=Verify(correctly_rounded=CR16)))
 
 
 def _bf16_typing(operands, params):

@@ -16,7 +16,7 @@ from ..kernels import math as m
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 from .registry import OpSpec, Param, Typing, compute_dtype, register, run
-from .verify import CR16, MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
+from .verify import CR16, CR_NARROW, MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -199,15 +199,28 @@ def _addcdiv(x, t1, t2, value):
     w2 = m.widen(t2)
     r = wx + value * w1 / w2                     # float64: the documented order
     if x.dtype != tl.float64:
-        # (x*t2 + value*t1)/t2: x*t2 of two float32 significands is exact in float64 and the fma
-        # rounds the numerator once, so the quotient is within 2^-52 of the exact value. x + t1/t2
-        # rounds t1/t2 first and a cancelling x amplifies that: 39.6 ulp at x = -0.6826 (float32
-        # x ~ -t1/t2; 31.9 ulp in the H200's stratified sample). Non-finite operands or result,
-        # a zero t2 and an exact zero (its sign) take the plain form.
-        q = tl.fma(value, w1, wx * w2) / w2
+        # (x*t2 + value*t1)/t2: x + t1/t2 rounds t1/t2 first and a cancelling x amplifies that: 39.6
+        # ulp at x = -0.6826 (float32 x ~ -t1/t2; 31.9 ulp in the H200's stratified sample). x*t2
+        # of two float32 significands is exact in float64, value*t1 = p + e exactly (fma); the
+        # numerator is rounded to odd, then the quotient (its remainder n - q*t2 is exact): a
+        # rounding boundary M of the result's format (at most 25 bits) makes M*t2 an even float64
+        # of at most 49 bits, which lies between no value and its rounding to odd, so the float64
+        # quotient returned rounds on the store (float32, float16, bfloat16) as the exact value
+        # does. Non-finite operands or result, a zero t2 and an exact zero (its sign) take the
+        # plain form.
+        p = value * w1
+        xt = wx * w2
+        s = p + xt
+        bb = s - p
+        err = (p - (s - bb)) + (xt - bb) + m.fma(value, w1, -p)
+        hi = s + err
+        n = m.round_to_odd(hi, (s - hi) + err)
+        q = n / w2
+        rem = m.fma(q * -1.0, w2, n)
+        q = m.round_to_odd(q, tl.where(w2 > 0, rem, rem * -1.0))
         ok = (tl.abs(q) < float("inf")) & (tl.abs(wx) < float("inf")) & (tl.abs(w2) < float("inf")) & (q != 0)
         r = tl.where(ok, q, r)
-    return r.to(x.dtype)
+    return r
 
 
 def _value_param(spec):
@@ -230,7 +243,8 @@ register(OpSpec("addcmul", 3, "P", NUMERIC, _addcmul, family="ternary", operand_
                 doc="input + value*tensor1*tensor2; all broadcast (integers wrap)."))
 register(OpSpec("addcdiv", 3, "P", FLOATS, _addcdiv, family="ternary", operand_names=("input", "tensor1", "tensor2"),
                 params=(Param("value", 1),), kernel_params=_value_param("addcdiv"), order=ADDCDIV_ORDER,
-                verify=not_correctly_rounded("(input*t2 + t1)/t2: the numerator and the quotient round in "
-                                             "float64 before the float32 rounding; " + NEAR_MIDPOINT),
+                verify=not_correctly_rounded("(input*t2 + value*t1)/t2, numerator and quotient rounded to "
+                                             "odd in float64: not yet measured on 2^32 float32 tuples",
+                                             correctly_rounded=CR_NARROW),
                 doc="input + value*tensor1/tensor2; all broadcast; floating dtypes only (ATen refuses integer "
                     "addcdiv)."))
