@@ -275,6 +275,12 @@ def test_history_finds_the_earlier_runs_and_where_each_regression_started(tmp_pa
     assert started([0.3, 0.5, 0.49], "max_ulp") is None                    # within correct rounding
     assert started([None, 0.0, None, 4.0], "not_correctly_rounded") == 3
     assert started([5.0, 4.0], "not_correctly_rounded") is None
+    # a measurement of zero cases has no figure (a gap), not a perfect one
+    empty = R([M("exp", cases=0), M("log", "float64", max_ulp=0.5)], run_id="night4",
+              created="2026-12-04T03:00:00Z")
+    h = load_history(empty, tmp_path)
+    assert h.series[("exp", "float32", "sweep")]["not_correctly_rounded"] == [0, 3, None]
+    assert [g.key[0] for g in h.regressions] == []
 
 
 def test_the_summary_shows_the_overview_and_the_trends(tmp_path):

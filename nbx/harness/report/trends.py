@@ -94,11 +94,16 @@ def earlier_reports(report: Report, history: str | os.PathLike | None, limit: in
     return found[-limit:]
 
 
-def _figures(d: dict) -> tuple[Key, dict[str, float]] | None:
-    """(key, figures) of one measurement as report.json stores it; None for a peer's."""
+def _figures(d: dict) -> tuple[Key, dict[str, float | None]] | None:
+    """(key, figures) of one measurement as report.json stores it; None for a peer's. A
+    measurement that raised has nan figures; one of zero cases none."""
     if (d.get("target") or "nbx") != "nbx":
         return None
     key = (str(d["op"]), str(d["dtype"]), str(d["suite"]))
+    if not d.get("error") and not d.get("cases"):
+        # nothing measured (the gate fails it): no figure, not a perfect one
+        return key, {"max_ulp": None, "not_correctly_rounded": None,
+                     "wall_s": decode_float(d.get("wall_s", 0))}
     if d.get("error"):
         return key, {"max_ulp": math.nan, "not_correctly_rounded": math.nan,
                      "wall_s": decode_float(d.get("wall_s", 0))}
@@ -126,6 +131,7 @@ def load_history(report: Report, history: str | os.PathLike | None, *, runs: int
         loaded.append((Run(head.run_id, head.created, head.git_commit, path.parent), figs))
     own = dict(f for f in (_figures({"op": m.op, "dtype": m.dtype, "suite": m.suite, "target": m.target,
                                       "error": m.error, "max_ulp": m.max_ulp, "wall_s": m.wall_s,
+                                      "cases": m.cases,
                                       "not_correctly_rounded": m.not_correctly_rounded})
                            for m in report.measurements) if f is not None)
     loaded.append((Run(report.run_id, report.created, report.git_commit, None), own))
