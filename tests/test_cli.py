@@ -182,17 +182,18 @@ def test_run_exits_with_the_gate_verdict(work, tbank, budget_file):
 
 
 def test_a_removed_budget_entry_fails_an_exact_measurement(work, tbank, budget_file):
-    """exp float32 on the bank is exact (0 ulp, every result correctly rounded): without its entry
-    the gate still fails, in `nbx run` and in `nbx gate`, naming the key."""
+    """exp float32 on the bank is correctly rounded everywhere (0 misrounded, at most 0.5 ulp): without
+    its entry the gate still fails, in `nbx run` and in `nbx gate`, naming the key."""
     out = work / "exact"
     ok(nbx_cmd(*BANK_RUN, "--out", out, "--budgets", budget_file, bank_dir=tbank, cwd=work))
-    assert load_report(out).measurements[0].max_ulp == 0
+    m = load_report(out).measurements[0]
+    assert m.not_correctly_rounded == 0 and m.max_ulp <= 0.5
     pruned = work / "pruned.json"
     data = json.loads(budget_file.read_text())
     del data["budgets"]["exp|float32"]
     pruned.write_text(json.dumps(data))
     p = ok(nbx_cmd("gate", "--report", out, "--budgets", pruned, bank_dir=tbank, cwd=work), 1)
-    assert "no budget for exp float32 (measured 0 ulp)" in p.stdout, p.stdout
+    assert f"no budget for exp float32 (measured {m.max_ulp:.3g} ulp)" in p.stdout, p.stdout
     p = ok(nbx_cmd(*BANK_RUN, "--out", work / "exact-2", "--budgets", pruned, bank_dir=tbank, cwd=work), 1)
     assert "no budget for exp float32" in p.stdout, p.stdout
 
