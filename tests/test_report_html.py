@@ -504,6 +504,8 @@ def test_overview_and_trends_in_a_browser(small_run, browser, tmp_path):
         r = copy.deepcopy(small_run)
         r.run_id, r.git_commit, r.created = f"run{k + 1}", commit, f"2026-12-0{k + 1}T03:00:00Z"
         r.by_key()[key].not_correctly_rounded += extra       # worse since run 2
+        if k == 0:
+            r.by_key()[("exp", "float16", "exhaustive16")].error = "RuntimeError: raised in run 1"
         runs.append(r)
     for r in runs[:2]:
         (history / r.run_id).mkdir(parents=True)
@@ -557,5 +559,9 @@ def test_overview_and_trends_in_a_browser(small_run, browser, tmp_path):
     assert not detail.find_elements(By.TAG_NAME, "svg")
     rows[0].find_element(By.CSS_SELECTOR, "button.r").click()
     assert detail.find_elements(By.CSS_SELECTOR, "svg.sparkline")
+    # a run where the measurement raised breaks its line, marked open
+    cell("exp", "float16", "exhaustive16").click()
+    sparks = detail.find_elements(By.CSS_SELECTOR, "svg.sparkline")
+    assert [len(s.find_elements(By.CSS_SELECTOR, "circle.nan")) for s in sparks] == [1, 1, 0]
     errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
