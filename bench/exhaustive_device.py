@@ -29,10 +29,12 @@ import numpy as np
 
 import nbx
 import nbx.oracles.device as OD
-from nbx.harness import device_score as S
-from nbx.harness import exhaustive as X
-from nbx.harness import measure
-from nbx.harness.targets import Target, targets
+from nbx.harness.scoring import device as S
+from nbx.harness.inputs import patterns
+from nbx.harness.inputs import stratified
+from nbx.harness.suites import exhaustive as X
+from nbx.harness.scoring import host as measure
+from nbx.harness.targets.target import Target, targets
 from nbx.oracles import ORACLES
 
 CUDA = nbx.backend_info()["backend"] == "cuda"
@@ -73,7 +75,7 @@ def phases(t: Target, lo: int, hi: int, chunk: int) -> dict:
         for start in range(lo, lo + min(chunk, hi - lo) if first else hi, chunk):
             n = min(chunk, hi - start)
             t0 = time.perf_counter()
-            x = S.bit_patterns(t.dtype.name, start, n)
+            x = patterns.bit_patterns(t.dtype.name, start, n)
             nbx.synchronize()
             t1 = time.perf_counter()
             got = t.run_device([x])
@@ -108,11 +110,11 @@ def pairs(t: Target, lo: int, hi: int, chunk: int, max_host: int, seed: int) -> 
 
 def generator_speed(arity: int, n: int) -> float:
     """Seconds to make n tuples on the device (one launch, after a warm-up)."""
-    S.stratified_tuples(arity, 1, 0, min(n, 1 << 16))
+    stratified.stratified_tuples(arity, 1, 0, min(n, 1 << 16))
     bufs = [nbx.empty(n, dtype="float32") for _ in range(arity)]
     nbx.synchronize()
     t0 = time.perf_counter()
-    S.stratified_tuples(arity, 1, 0, n, out=bufs)
+    stratified.stratified_tuples(arity, 1, 0, n, out=bufs)
     nbx.synchronize()
     return time.perf_counter() - t0
 

@@ -14,9 +14,7 @@ import math
 import sys
 
 import nbx
-from nbx.harness import fastpath
-
-
+from nbx.harness.suites import fastpath
 def _log2(err: float) -> str:
     return f"2^{math.log2(err):.2f}" if err else "0 (the same as the reference)"
 

@@ -2,7 +2,7 @@
 
 For every op with a torch counterpart: the nightly-profile cases of its value suite (sweep for
 unary, pairs for binary/ternary), run through nbx and through torch on the GPU, each scored with
-nbx.harness.measure.score (float64 oracle, mpmath for close calls). torch is a peer to compare with,
+nbx.harness.scoring.host.score (float64 oracle, mpmath for close calls). torch is a peer to compare with,
 never a dependency of nbx: this script is the only place it is imported.
 Usage: PYTHONPATH=$PWD python3 bench/torch_compare.py [--profile nightly] [--json FILE] [--ops a,b]
 """
@@ -15,9 +15,9 @@ import sys
 import numpy as np
 
 import nbx
-from nbx.harness import runner
-from nbx.harness.measure import Accumulator, score
-from nbx.harness.targets import Target
+from nbx.harness.run import runner
+from nbx.harness.scoring.host import Accumulator, score
+from nbx.harness.targets.target import Target
 
 
 def torch_fn(op: str, params: dict):

@@ -41,7 +41,7 @@ def _load() -> None:
 
 # The harness's documented errors, importable as nbx.<Name>: each loads its own module on first use
 # (the harness is above the ops; `nbx.exp` must not import it).
-_HARNESS_ERRORS = {"BankError": "nbx.harness.bank", "DirectoryInUse": "nbx.harness.report.json_report"}
+_HARNESS_ERRORS = {"BankError": "nbx.harness.suites.bank", "DirectoryInUse": "nbx.harness.report.json_report"}
 
 # Submodules a module of nbx imports as `from .. import dtype`: Python asks the package for the
 # attribute first, which must import the submodule rather than load the library (that would import

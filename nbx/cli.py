@@ -124,8 +124,8 @@ def _check_names(ops, dtypes):
 def _load_report(path, what: str = "report"):
     """A report from a path the user gave: a missing or unreadable one, or one whose directory is
     marked incomplete (a run stopped while writing it), is a usage error."""
-    from .harness.report import load_report
-    from .harness.report.json_report import incomplete_reason
+    from nbx.harness.report import load_report
+    from nbx.harness.report.json_report import incomplete_reason
     p = Path(path) if path else REPORTS / "latest"
     if not p.exists():
         raise UsageError(f"no {what} at {p}" + ("; run `nbx run` first" if not path else ""))
@@ -141,7 +141,7 @@ def _load_report(path, what: str = "report"):
 def _gate_of(rep, **kw):
     """The gate's verdict for a report's summary; None for a lone shard, which is incomplete by
     construction (its merged report is gated)."""
-    from .harness import gate
+    from nbx.harness.gate import verdict as gate
     return None if rep.shard is not None else gate.evaluate(rep, **kw)
 
 
@@ -155,7 +155,7 @@ def _exit_of(verdict, measurements, stopped: bool) -> int:
 
 def _print_verdict(verdict, indent: str = "  ") -> None:
     """The verdict line, and the failures of a failing gate."""
-    from .harness import gate
+    from nbx.harness.gate import verdict as gate
     print(f"{indent}{_verdict_line(verdict)}")
     if verdict is not None and not verdict.passed:
         for line in gate.format_failures(verdict.failures, limit=20).splitlines()[1:]:
@@ -171,7 +171,7 @@ def _verdict_line(verdict) -> str:
 def _writable(directory: Path, what: str, elsewhere: str) -> None:
     """Check, before any work, that `what` can be written into `directory` (made if missing):
     a command that measures for an hour and then cannot save fails at once instead (exit 3)."""
-    from .harness.report import check_writable_dir
+    from nbx.harness.report import check_writable_dir
     try:
         check_writable_dir(directory)
     except OSError as e:
@@ -182,7 +182,7 @@ def _claim(directory: Path, what: str, elsewhere: str):
     """The claim of `directory` (report.json_report.claim_dir, a DirClaim) after checking it can be
     written: another process's claim is a usage error, a directory that cannot be written an
     environment failure. Leaving its `with` block releases it and removes the lock file."""
-    from .harness.report import DirectoryInUse, claim_dir
+    from nbx.harness.report import DirectoryInUse, claim_dir
     try:
         claim = claim_dir(directory)
     except DirectoryInUse as e:
@@ -203,8 +203,8 @@ def _publish(rep, run_dir: Path, latest: Path | None, *, verdict, previous, what
     goes in first and comes out once every file is written, and only then does `latest` move to
     run_dir. A write that fails (a full disk, a file-size limit) is an environment failure whose
     message says the directory is marked incomplete."""
-    from .harness.report import atomic_symlink, write_report
-    from .harness.report.json_report import INCOMPLETE_FILE, mark_complete, mark_incomplete
+    from nbx.harness.report import atomic_symlink, write_report
+    from nbx.harness.report.json_report import INCOMPLETE_FILE, mark_complete, mark_incomplete
     try:
         mark_incomplete(run_dir, run_id=rep.run_id)
         write_report(rep, run_dir, None, verdict=verdict, previous=previous)
@@ -227,8 +227,9 @@ def cmd_run(a) -> int:
     import signal
 
     import nbx
-    from .harness import progress, runner
-    from .harness.report import Report, find_previous, new_run_id
+    from nbx.harness import progress
+    from nbx.harness.run import runner
+    from nbx.harness.report import Report, find_previous, new_run_id
     _check_names(a.op, a.dtype)
     names = _targets(a.target)
     # The report's directory is claimed and known writable before any measuring: a second run
@@ -287,7 +288,7 @@ def _targets(given) -> tuple:
     """The targets of `nbx run --target ...`: nbx first, always (it is what the run measures and
     the gate judges), then each peer asked for, whose library must import (else a usage error that
     names the option and how to install it)."""
-    from .harness import peers
+    from nbx.harness.targets import peers
     names = [peers.NBX] + [n for n in dict.fromkeys(given or []) if n != peers.NBX]
     for n in names[1:]:
         try:
@@ -300,8 +301,8 @@ def _targets(given) -> tuple:
 def cmd_gate(a) -> int:
     import contextlib
 
-    from .harness import gate
-    from .harness.report import find_previous
+    from nbx.harness.gate import verdict as gate
+    from nbx.harness.report import find_previous
     _check_names(a.op, a.dtype)
     rep = _load_report(a.report)
     if a.update:
@@ -330,7 +331,7 @@ def _update_budgets(a, rep) -> int:
     the measurements that got no entry (the gate fails on those)."""
     import math
 
-    from .harness import budgets as B
+    from nbx.harness.gate import budgets as B
     bid = rep.backend_id
     if not bid:
         import nbx
@@ -367,8 +368,8 @@ def _update_budgets(a, rep) -> int:
 def cmd_bank(a) -> int:
     """Exit 1 for a bank that fails its check or a refresh or finish that refuses, 3 (one line on
     stderr naming the path) for a bank directory that cannot be written."""
-    from .harness import bank, progress
-
+    from nbx.harness.suites import bank
+    from nbx.harness import progress
     def cannot_write(e: Exception) -> int:
         if isinstance(e, OSError):
             e = f"cannot write to {e.filename or bank.root()} ({e.strerror or e})"
@@ -420,10 +421,10 @@ def cmd_bank(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from .harness.report import diff_reports, find_previous, format_diff, merge_reports
-    from .harness.report.diff import incomparable
+    from nbx.harness.report import diff_reports, find_previous, format_diff, merge_reports
+    from nbx.harness.report.diff import incomparable
     if a.report_cmd == "history":
-        from .harness.report import format_history, load_history
+        from nbx.harness.report import format_history, load_history
         if a.runs < 2:
             raise UsageError(f"--runs must be at least 2 (this report and one earlier), not {a.runs}")
         rep = _load_report(a.report or REPORTS / "latest")
@@ -466,7 +467,7 @@ def cmd_ops(a) -> int:
     import json
 
     import nbx
-    from .harness import budgets as B
+    from nbx.harness.gate import budgets as B
     data = B.load(B.path_for(nbx.backend_id()), missing_ok=True)["budgets"]     # none yet: no column
     rows = []
     for name, spec in nbx.OPS.items():
@@ -510,8 +511,8 @@ def cmd_where(a) -> int:
 
     import nbx
     from nbx.oracles import ORACLES
-    from .harness import bank as K
-    from .harness import budgets as B
+    from nbx.harness.suites import bank as K
+    from nbx.harness.gate import budgets as B
     _check_names([a.op], None)
     spec = nbx.OPS[a.op]
     print(f"{spec.name}: family {spec.family}, {spec.arity} operand(s), dtypes {', '.join(spec.dtype_names)}")
@@ -569,8 +570,8 @@ def _repro_target(a):
     """The Target of `nbx repro OP DTYPE`: OP as a report labels it (`gelu:approximate=tanh`),
     plus any --param k=v (values parsed as the label prints them: 2, 0.5, tanh, None)."""
     import nbx
-    from .harness.report.json_report import parse_label, parse_param_value
-    from .harness.targets import Target
+    from nbx.harness.report.json_report import parse_label, parse_param_value
+    from nbx.harness.targets.target import Target
     try:
         op, params = parse_label(a.op)
     except ValueError as e:
@@ -608,7 +609,7 @@ def cmd_repro(a) -> int:
     import numpy as np
 
     import nbx
-    from .harness.measure import score
+    from nbx.harness.scoring.host import score
     t = _repro_target(a)
     dts = t.operand_dtypes()
     if len(a.bits) != len(dts):

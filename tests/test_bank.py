@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 
 from nbx import dtype as D
-from nbx.harness import bank, gate, runner
-from nbx.harness.measurement import Measurement
-from nbx.harness.targets import Target
+from nbx.harness.suites import bank
+from nbx.harness.gate import verdict as gate
+from nbx.harness.run import runner
+from nbx.harness.records.measurement import Measurement
+from nbx.harness.targets.target import Target
 
 REPO = Path(__file__).resolve().parents[1]
 OPS2 = ["exp", "add"]
@@ -550,7 +552,7 @@ def test_full_check_catches_an_oracle_whose_forms_share_a_wrong_constant(bank_co
 # ---------------------------------------------------------------- interrupted refresh, real processes
 _KILLED_REFRESH = """
 import os, signal, sys
-from nbx.harness.bank import generate, refresh, storage
+from nbx.harness.suites.bank import generate, refresh, storage
 
 # SIGKILL this process at the n-th call of a step of the refresh: "stage" (writing a temp file,
 # before the journal, the commit point, exists) or "rename" (publishing, after it).
@@ -594,8 +596,8 @@ def _kill_refresh(base: Path, point: str, n: int) -> None:
 
 _READER = """
 import sys, time
-from nbx.harness import bank
-from nbx.harness.targets import targets
+from nbx.harness.suites import bank
+from nbx.harness.targets.target import targets
 while time.time() < float(sys.argv[1]):     # the readers start together
     pass
 m = bank.load_manifest()

@@ -21,7 +21,8 @@ import pytest
 from helpers import REPO, nbx_cmd, ok
 
 import nbx
-from nbx.harness import bank, runner
+from nbx.harness.suites import bank
+from nbx.harness.run import runner
 from nbx.harness.report import load_report, write_report
 
 # The value suites only: the structural suites (layout, intdiv) test the library, not the harness,
@@ -501,7 +502,7 @@ def test_every_option_has_help():
 
 def test_profile_names_are_the_harness_profiles():
     from nbx import cli
-    from nbx.harness.cases import PROFILES
+    from nbx.harness.inputs.cases import PROFILES
     assert cli.PROFILE_NAMES == tuple(PROFILES)
 
 

@@ -36,12 +36,12 @@ def _cases():
 
 
 def _target(name, dt):
-    from nbx.harness import targets as T
+    from nbx.harness.targets import target as T
     return next(iter(T.targets(ops=[name], dtypes=[dt])), None)
 
 
 def _operands(t, rng):
-    from nbx.harness import cases as C
+    from nbx.harness.inputs import cases as C
     dts = t.operand_dtypes()
     if t.dtype.is_float:
         return C.float_operands(t, N, rng, dts)
@@ -66,7 +66,7 @@ def _params():
 
 @pytest.mark.parametrize("name, dt", _params())
 def test_op_on_device(name, dt):
-    from nbx.harness import targets as T
+    from nbx.harness.targets import target as T
     t = _target(name, dt)
     assert t is not None, (name, dt)
     rng = np.random.default_rng(zlib.crc32(f"{name}|{dt}".encode()))

@@ -20,11 +20,11 @@ import pytest
 
 import nbx
 import nbx.oracles.device as OD
-from nbx.harness import bank
-from nbx.harness import device_score as S
-from nbx.harness import measure
+from nbx.harness.suites import bank
+from nbx.harness.scoring import device as S
+from nbx.harness.scoring import host as measure
 from nbx.harness.scoring import rule
-from nbx.harness.targets import Target, targets
+from nbx.harness.targets.target import Target, targets
 from nbx.oracles import ORACLES
 from nbx.oracles.base import evaluate_mp
 from nbx.oracles.formats import FORMATS, to_bits
@@ -353,7 +353,7 @@ def test_exact_device_oracle_on_the_bank(label):
     with the bank's expected result: all decided, none wrong, misrounded or special. The planted
     counterpart: each result changed (a bool flipped, an integer or float moved by one unit of its
     last place) is found wrong at every case where it changes the value."""
-    from nbx.harness import exhaustive as X
+    from nbx.harness.suites import exhaustive as X
     d = OD.DEVICE_ORACLES[label]
     ts = [t for t in targets(dtypes=list(S.FORMATS)) if X.device_oracle(t) is d]
     assert ts, f"{label}: no measured target on float16, bfloat16 or float32"

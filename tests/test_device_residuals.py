@@ -20,10 +20,11 @@ import triton.language as tl  # noqa: F401  (the jit functions below need it in 
 
 import nbx
 import nbx.oracles.device as OD
-from nbx.harness import device_score as DS
-from nbx.harness import exhaustive as X
-from nbx.harness import measure
-from nbx.harness.targets import Target
+from nbx.harness.scoring import device as DS
+from nbx.harness.inputs import stratified
+from nbx.harness.suites import exhaustive as X
+from nbx.harness.scoring import host as measure
+from nbx.harness.targets.target import Target
 from nbx.oracles import ORACLES
 from nbx.oracles.base import evaluate_mp
 from nbx.oracles.device.activations import (_elu_residual, _gelu_residual, _gelu_tanh_residual, _glu_residual,
@@ -169,7 +170,7 @@ def test_binary_residual_decides_as_mpmath(label):
     t, d, p, zs = _target(label, {})
     arity, key = d.arity, X.tuple_key(t, 0)
     at = np.sort(np.random.default_rng(7).choice(1 << 20, 1 << 16, replace=False))    # two rounds, all classes
-    xs = DS.tuples_host(arity, key, at)
+    xs = stratified.tuples_host(arity, key, at)
     if label in ("swiglu", "silu_and_mul"):
         # gate = 3 2^k in [48, 3072] times an odd up of 23 bits with 3 up >= 2^24: gate up has 25
         # bits, a float32 midpoint, and sigmoid(gate) is 1 in float64 (the sample has few such gates)

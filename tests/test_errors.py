@@ -173,7 +173,7 @@ ERROR_TYPES = {
     "BackendError": ("nbx.errors", RuntimeError),
     "DeviceOOMError": ("nbx.errors", MemoryError),
     "SizeLimitError": ("nbx.errors", MemoryError),
-    "BankError": ("nbx.harness.bank", RuntimeError),
+    "BankError": ("nbx.harness.suites.bank", RuntimeError),
     "DirectoryInUse": ("nbx.harness.report.json_report", RuntimeError),
 }
 

@@ -9,11 +9,11 @@ import triton
 import triton.language as tl  # noqa: F401  (the planted body is Triton code)
 
 import nbx
-from nbx.harness import cases as C
-from nbx.harness import exhaustive as X
-from nbx.harness import runner
-from nbx.harness.measure import Accumulator, score
-from nbx.harness.targets import Target
+from nbx.harness.inputs import cases as C
+from nbx.harness.suites import exhaustive as X
+from nbx.harness.run import runner
+from nbx.harness.scoring.host import Accumulator, score
+from nbx.harness.targets.target import Target
 
 RANGES = {"float32": (0xb6c00000, 0xb6c00000 + (1 << 18)), "float16": (0x0000, 0x10000),
           "bfloat16": (0x8000, 0x10000)}
@@ -82,7 +82,7 @@ def _sub_rounded_twice(a, b, alpha):
 
 def _plant_sub_rounded_twice(monkeypatch):
     """sub through float32 (nbx rounds a - alpha*b once, from float64 rounded to odd)."""
-    from nbx.harness import targets as T
+    from nbx.harness.targets import target as T
     from nbx.ops.registry import make_function
     planted = dataclasses.replace(nbx.OPS["sub"], body=lambda p, t: _sub_rounded_twice)
     monkeypatch.setitem(T.FUNCTIONS, "sub", make_function(planted))
@@ -174,8 +174,9 @@ def test_exact_pairs_decided_on_the_device_match_the_host(op, dtype):
 def test_a_wrong_exact_result_is_counted_with_its_input():
     # isnan planted wrong at one input: the device counts it as wrong and lists it
     import nbx.oracles.device as OD
-    from nbx.harness import device_score as DS
-    x = DS.bit_patterns("float32", 0x7F7FFFF0, 64)               # finite, inf, NaNs
+    from nbx.harness.scoring import device as DS
+    from nbx.harness.inputs import patterns
+    x = patterns.bit_patterns("float32", 0x7F7FFFF0, 64)               # finite, inf, NaNs
     got = nbx.isnan(x).numpy().copy()
     got[20] = ~got[20]
     s = DS.score(OD.DEVICE_ORACLES["isnan"], [x], nbx.from_numpy(got))
@@ -202,10 +203,10 @@ def test_programs_of_several_tiles_give_the_figures_of_one_tile_each(monkeypatch
     # sigmoid around -6e-6 (one undecided; every 97th result planted one ulp up; a partial last tile
     # and program), every figure equals the one-tile-per-program figures
     import nbx.oracles.device as OD
-    from nbx.harness import device_score as DS
+    from nbx.harness.scoring import device as DS
     oracle = OD.DEVICE_ORACLES["sigmoid"]
     lo, n = 0xb6c60000 - 40000, (1 << 16) + 77
-    x = DS.bit_patterns("float32", lo, n)
+    x = patterns.bit_patterns("float32", lo, n)
     bits = nbx.sigmoid(x).numpy().view(np.uint32).copy()
     bits[::97] += 1
     got = nbx.from_numpy(bits.view(np.float32))

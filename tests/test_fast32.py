@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 import nbx
-from nbx.harness import fastpath
+from nbx.harness.suites import fastpath
 from nbx.kernels.fast32 import erf, keys
 
 UNARY = fastpath.fast_paths(arity=1)

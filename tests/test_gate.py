@@ -6,11 +6,12 @@ import math
 
 import pytest
 
-from nbx.harness import budgets as B
+from nbx.harness.gate import budgets as B
 from nbx import dtype as D
-from nbx.harness import gate, runner
-from nbx.harness.targets import Target
-from nbx.harness.measurement import Measurement, Worst
+from nbx.harness.gate import verdict as gate
+from nbx.harness.run import runner
+from nbx.harness.targets.target import Target
+from nbx.harness.records.measurement import Measurement, Worst
 
 EXP_SUITES = runner.suites_for(Target("exp", {}, D.float32))        # bank, sweep, and the structural
 BUDGETS = {"schema": B.SCHEMA, "backend": "test",
@@ -349,7 +350,7 @@ def test_float32_budgets_agree_with_the_rounding_declarations(backend):
     # so a 0.5 budget would fail the first exhaustive run that finds one: 0.6, the next tenth
     import json
 
-    from nbx.harness.targets import targets
+    from nbx.harness.targets.target import targets
     from helpers import REPO
     b = json.loads((REPO / "reports" / "budgets" / f"{backend}.json").read_text())["budgets"]
     for t in targets(dtypes=["float16", "bfloat16"]):       # declared on 16-bit: mul, div, sqrt, ...

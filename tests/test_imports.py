@@ -181,7 +181,7 @@ def test_every_module_has_a_layer():
 def test_the_graph_is_read():
     # the reader finds deferred and relative imports (a reader that sees nothing passes every test)
     assert ("nbx.ops.registry", "nbx.kernels.iterate") in EDGES
-    assert ("nbx.cli", "nbx.harness.runner") in EDGES          # inside a function
+    assert ("nbx.cli", "nbx.harness.run.runner") in EDGES          # inside a function
     assert ("nbx.kernels.iterate", "nbx.tensor") in EDGES      # `from ..tensor import`
     assert ("nbx.kernels.iterate", "nbx.dtype") in EDGES       # `from .. import dtype`
 
@@ -319,7 +319,7 @@ def test_ops_install_the_tensor_operators():
 @pytest.mark.parametrize("code", [
     "import nbx; import nbx.ops; assert len(nbx.ops.OPS) == 100",
     "from nbx.tensor import Tensor; import nbx.ops",
-    "import nbx.harness.runner",
+    "import nbx.harness.run.runner",
     "import nbx.dtype; import nbx; assert nbx.tensor([1.0]).numpy()[0] == 1.0",
     "import nbx.kernels.launch; import nbx; nbx.exp",
     "import nbx.tensor; import nbx; assert nbx.tensor([2.0]).numpy()[0] == 2.0",
@@ -331,3 +331,24 @@ def test_any_import_order_works(code):
     import sys
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+# The harness's folders, lowest first: each imports only its own folder and those below it, so the
+# pipeline inputs -> run -> scoring -> records -> gate -> report reads down the imports too.
+HARNESS_ORDER = ("progress", "records", "targets", "inputs", "scoring", "suites", "run", "gate", "report", "api")
+
+
+def _harness_part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["nbx", "harness"] else None
+
+
+def test_every_harness_folder_is_in_the_order():
+    found = {_harness_part(m) for m in MODULES} - {None}
+    assert found == set(HARNESS_ORDER), f"harness folders not in HARNESS_ORDER: {found ^ set(HARNESS_ORDER)}"
+
+
+def test_harness_folders_import_downward():
+    bad = {(s, d) for (s, d) in EDGES if _harness_part(s) and _harness_part(d) and
+           HARNESS_ORDER.index(_harness_part(d)) > HARNESS_ORDER.index(_harness_part(s))}
+    assert not bad, "harness imports up the pipeline (HARNESS_ORDER):\n" + _fmt(bad)

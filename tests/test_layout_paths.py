@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from nbx import dtype as D
-from nbx.harness import layout as L
-from nbx.harness.measure import Accumulator
-from nbx.harness.targets import Target, measured
+from nbx.harness.suites import layout as L
+from nbx.harness.scoring.host import Accumulator
+from nbx.harness.targets.target import Target, measured
 from nbx.kernels import iterate
 from nbx.ops import OPS
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import nbx
-from nbx.harness import measure
-from nbx.harness.targets import targets
+from nbx.harness.scoring import host as measure
+from nbx.harness.targets.target import targets
 from nbx.oracles import ORACLES
 
 MARGIN = 2.0 ** -20

@@ -21,8 +21,9 @@ import pytest
 import nbx
 import nbx.ops
 from nbx import oracles
-from nbx.harness import bank, budgets
-from nbx.harness.targets import targets
+from nbx.harness.suites import bank
+from nbx.harness.gate import budgets
+from nbx.harness.targets.target import targets
 from nbx.ops import verify
 from nbx.oracles import ORACLES
 
@@ -164,7 +165,7 @@ def test_harness_names_no_op():
 
 # The one exemption: the peer table maps nbx's op names to another library's functions, a fact about
 # that library (which torch function, which composition), not about nbx's op.
-PEER_TABLE = "peers.py:"
+PEER_TABLE = "targets/peers.py:"
 
 
 def test_op_name_scan_sees_strings_but_not_docstrings(tmp_path):

@@ -12,11 +12,12 @@ import triton.language as tl
 
 import nbx
 from nbx import dtype as D
-from nbx.harness import budgets as B
-from nbx.harness import gate, runner
-from nbx.harness.measurement import Measurement
-from nbx.harness.order import order_oracle
-from nbx.harness.targets import Target, targets
+from nbx.harness.gate import budgets as B
+from nbx.harness.gate import verdict as gate
+from nbx.harness.run import runner
+from nbx.harness.records.measurement import Measurement
+from nbx.harness.scoring.order import order_oracle
+from nbx.harness.targets.target import Target, targets
 from nbx.ops import FUNCTIONS, OPS
 from nbx.ops.registry import make_function
 from nbx.oracles.order import ORDER_ORACLES
@@ -56,8 +57,8 @@ def _inputs(arity: int, n: int = 3000, seed: int = 7) -> list[np.ndarray]:
 def test_kernels_follow_their_documented_order_to_the_bit(t):
     arrays = _inputs(t.oracle_arity)
     got = t.run(arrays)
-    from nbx.harness.measure import oracle_params
-    from nbx.harness.order import order_error
+    from nbx.harness.scoring.host import oracle_params
+    from nbx.harness.scoring.order import order_error
     err, bits = order_error(t, t.oracle_values(arrays, t.out_dtype), oracle_params(t, t.out_dtype), got)
     assert err.max() == 0.0, f"{t.label}: {int((err != 0).sum())} results differ from the order"
     assert np.array_equal(bits, got.view(np.uint64))

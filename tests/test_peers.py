@@ -20,9 +20,10 @@ import pytest
 import nbx
 from helpers import REPO, nbx_cmd, ok
 
-from nbx.harness import budgets as B
-from nbx.harness import gate, peers
-from nbx.harness.measurement import Measurement
+from nbx.harness.gate import budgets as B
+from nbx.harness.gate import verdict as gate
+from nbx.harness.targets import peers
+from nbx.harness.records.measurement import Measurement
 from nbx.harness.report import diff_reports, load_report, merge_reports, render_junit, render_markdown
 
 RUN = ["run", "--target", "nbx", "--target", "torch", "--op", "exp", "--op", "add", "--op", "gelu",
@@ -77,7 +78,7 @@ def test_missing_torch_is_an_environment_failure(tmp_path):
 
 def test_without_target_no_torch_is_imported(tmp_path):
     """nbx alone: the jobs are today's, and torch is never imported."""
-    from nbx.harness import runner
+    from nbx.harness.run import runner
     code = ("import sys; from nbx.harness import runner; runner.jobs(['exp'], ['float32']); "
             "from nbx import cli; cli.parser().parse_args(['run']); print('torch' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
@@ -194,9 +195,9 @@ def test_peer_runs_split_ops_and_casts_on_the_host():
     pytest.importorskip("torch")
     import numpy as np
 
-    from nbx.harness import runner
-    from nbx.harness.peers import peer_of
-    from nbx.harness.targets import Target
+    from nbx.harness.run import runner
+    from nbx.harness.targets.peers import peer_of
+    from nbx.harness.targets.target import Target
     for t, want in [(Target("glu", {}, _dt("float32")), None), (Target("silu_and_mul", {}, _dt("float32")), None),
                     (Target("to", {"dtype": "float16"}, _dt("float32")), None),
                     (Target("bitwise_xor", {}, _dt("int16")), None),
@@ -222,13 +223,14 @@ def test_cuda_peer_runs_on_nbx_device(tmp_path):
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA here")
     import nbx
-    from nbx.harness import device_score as DS
-    from nbx.harness.peers import peer_of
-    from nbx.harness.targets import Target
+    from nbx.harness.scoring import device as DS
+    from nbx.harness.inputs import patterns
+    from nbx.harness.targets.peers import peer_of
+    from nbx.harness.targets.target import Target
     info = peers.load("torch")
     assert info.device.startswith(f"cuda:{torch.cuda.current_device()}")
     pt = peer_of(Target("exp", {}, nbx.DTYPES["float32"]), "torch")
-    xs = [DS.bit_patterns("float32", 0x3f800000, 1024)]
+    xs = [patterns.bit_patterns("float32", 0x3f800000, 1024)]
     got = pt.run_device(xs)
     assert got.__dlpack_device__()[0] == xs[0].__dlpack_device__()[0]
     ref = torch.exp(torch.from_dlpack(xs[0]))

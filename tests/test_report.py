@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from nbx.harness.measurement import SCHEMA_VERSION, Measurement, Worst
+from nbx.harness.records.measurement import SCHEMA_VERSION, Measurement, Worst
 from nbx.harness.report import (Report, atomic_write_text, diff_reports, format_diff,
                                 load_report, merge_reports, render_html, render_junit,
                                 render_markdown, write_report)

@@ -22,8 +22,8 @@ from types import SimpleNamespace
 import pytest
 
 import nbx.harness.report.html as H
-from nbx.harness import gate
-from nbx.harness.measurement import Measurement, Worst
+from nbx.harness.gate import verdict as gate
+from nbx.harness.records.measurement import Measurement, Worst
 from nbx.harness.report import (Previous, Report, find_previous, load_report, render_html,
                                 write_report)
 from nbx.harness.report import overview as O

@@ -25,9 +25,9 @@ import pytest
 
 import nbx
 from nbx import dtype as D
-from nbx.harness.cases import exhaustive16
-from nbx.harness.measure import score
-from nbx.harness.targets import Target, targets
+from nbx.harness.inputs.cases import exhaustive16
+from nbx.harness.scoring.host import score
+from nbx.harness.targets.target import Target, targets
 
 ROOT = Path(__file__).resolve().parents[1]
 NARROW = ("float16", "bfloat16")

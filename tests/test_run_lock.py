@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from nbx.harness import budgets as B
+from nbx.harness.gate import budgets as B
 from nbx.harness.report import LOCK_FILE, DirectoryInUse, claim_dir, load_report
 from nbx.harness.report.json_report import INCOMPLETE_FILE
 
@@ -286,7 +286,7 @@ def test_sigkill_during_save_leaves_a_whole_file(tmp_path):
     script = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(REPO)!r})
-        from nbx.harness import budgets as B
+        from nbx.harness.gate import budgets as B
         a = {{"schema": B.SCHEMA, "budgets": {{f"op{{i}}|float32": {{"max_ulp": 1.0}} for i in range(80000)}}}}
         b = {{"schema": B.SCHEMA, "budgets": {{f"op{{i}}|float64": {{"max_ulp": 2.0}} for i in range(90000)}}}}
         B.save(a, {str(path)!r})

@@ -2,8 +2,9 @@
 import numpy as np
 
 from nbx import dtype as D
-from nbx.harness import cases, runner
-from nbx.harness.targets import Target
+from nbx.harness.inputs import cases
+from nbx.harness.run import runner
+from nbx.harness.targets.target import Target
 
 
 def test_shards_partition_the_jobs():

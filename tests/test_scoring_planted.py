@@ -26,9 +26,10 @@ import pytest
 
 import nbx
 import nbx.oracles.device as OD
-from nbx.harness import device_score as DS
-from nbx.harness import measure, ulp
-from nbx.harness.targets import Target
+from nbx.harness.scoring import device as DS
+from nbx.harness.scoring import host as measure
+from nbx.harness.scoring import ulp
+from nbx.harness.targets.target import Target
 from nbx.oracles import ORACLES, evaluate_mp
 from nbx.oracles.formats import FORMATS, from_bits
 from nbx.oracles.rounding import round_correctly

@@ -1,4 +1,4 @@
-"""The scoring rule (nbx/harness/scoring/rule.py, through its numpy views in nbx.harness.ulp) against
+"""The scoring rule (nbx/harness/scoring/rule.py, through its numpy views in nbx.harness.scoring.ulp) against
 hand-computed values and an exact rational restatement of docs/PRECISION.md (ulp_error_exact below,
 written here in Fractions and mpmath so that the rule is held to a second, independent statement)."""
 
@@ -13,7 +13,7 @@ import pytest
 
 import math
 
-from nbx.harness.ulp import classify_specials, correctly_rounded, overflow_edge, ulp_error, ulp_of
+from nbx.harness.scoring.ulp import classify_specials, correctly_rounded, overflow_edge, ulp_error, ulp_of
 from nbx.oracles.formats import FORMATS, from_bits, max_finite, min_subnormal, to_bits
 from nbx.oracles.rounding import round_mpf
 
@@ -335,7 +335,7 @@ def test_host_and_device_hold_one_rule(op, dtype):
     same inputs, truths and bound: every pattern class of the format, the overflow edge, NaN
     payloads, zeros of both signs."""
     import nbx.oracles.device as OD
-    from nbx.harness import device_score as S
+    from nbx.harness.scoring import device as S
     from nbx.harness.scoring import rule
     from nbx.tensor import from_numpy
 

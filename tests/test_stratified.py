@@ -9,17 +9,19 @@ import numpy as np
 import pytest
 
 import nbx
-from nbx.harness import cases as C
-from nbx.harness import device_score as DS
-from nbx.harness import exhaustive as X
-from nbx.harness import runner
-from nbx.harness.measure import Accumulator, score
-from nbx.harness.targets import Target
+from nbx.harness.inputs import cases as C
+from nbx.harness.scoring import device as DS
+from nbx.harness.inputs import patterns
+from nbx.harness.inputs import stratified
+from nbx.harness.suites import exhaustive as X
+from nbx.harness.run import runner
+from nbx.harness.scoring.host import Accumulator, score
+from nbx.harness.targets.target import Target
 from nbx.ops import FUNCTIONS
 
 from helpers import host_blind
 
-SP = np.array(DS.SPECIALS32, dtype=np.int64)
+SP = np.array(stratified.SPECIALS32, dtype=np.int64)
 
 
 def _bits(x):
@@ -43,25 +45,25 @@ def rounds():
     count covers at least."""
     out = {}
     for arity in (2, 3):
-        assert DS.ROUND[arity] <= C.PROFILES["exhaustive"]["pairs32_interpreter"]
-        out[arity] = [x.numpy() for x in DS.stratified_tuples(arity, 0x5EED, 0, DS.ROUND[arity])]
+        assert stratified.ROUND[arity] <= C.PROFILES["exhaustive"]["pairs32_interpreter"]
+        out[arity] = [x.numpy() for x in stratified.stratified_tuples(arity, 0x5EED, 0, stratified.ROUND[arity])]
     return out
 
 
 @pytest.mark.parametrize("arity", [2, 3])
 def test_tuples_are_regenerated_on_the_host_bit_for_bit(arity, rounds):
     dev = rounds[arity]
-    host = DS.tuples_host(arity, 0x5EED, np.arange(DS.ROUND[arity]))
+    host = stratified.tuples_host(arity, 0x5EED, np.arange(stratified.ROUND[arity]))
     for d, h in zip(dev, host):
         assert np.array_equal(_bits(d), _bits(h))
     # far indices (a 2^32 run's last chunk, 2^40), any key; the same key twice: the same tuples
     for key, start in ((-7, (1 << 32) - 3000), ((1 << 64) - 3, 1 << 40), (12345, 777)):
-        d1 = [x.numpy() for x in DS.stratified_tuples(arity, key, start, 3000)]
-        d2 = [x.numpy() for x in DS.stratified_tuples(arity, key, start, 3000)]
-        h = DS.tuples_host(arity, key, np.arange(start, start + 3000))
+        d1 = [x.numpy() for x in stratified.stratified_tuples(arity, key, start, 3000)]
+        d2 = [x.numpy() for x in stratified.stratified_tuples(arity, key, start, 3000)]
+        h = stratified.tuples_host(arity, key, np.arange(start, start + 3000))
         for a, b, c in zip(d1, d2, h):
             assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
-    other = DS.tuples_host(arity, 0x5EEE, np.arange(4096))
+    other = stratified.tuples_host(arity, 0x5EEE, np.arange(4096))
     assert not np.array_equal(_bits(other[0]), _bits(dev[0][:4096]))
 
 
@@ -69,8 +71,8 @@ def test_the_hash_is_splitmix64():
     def splitmix(state):
         m = (1 << 64) - 1
         z = (state + DS.GOLDEN) & m
-        z = ((z ^ (z >> 30)) * DS.M1) & m
-        z = ((z ^ (z >> 27)) * DS.M2) & m
+        z = ((z ^ (z >> 30)) * stratified.M1) & m
+        z = ((z ^ (z >> 27)) * stratified.M2) & m
         return z ^ (z >> 31)
     z = DS._mix64_np(np.array([(123 + 5 * DS.GOLDEN) % (1 << 64)], dtype=np.uint64))
     assert int(z[0]) == splitmix(123 + 4 * DS.GOLDEN)
@@ -100,7 +102,7 @@ def test_one_round_covers_every_binade_pair_and_special_crossing(arity, rounds):
                     assert len(np.unique(se[q][bits[p] == v])) == 512, (p, q, hex(v))
     # every pair (triple) of specials
     every = np.logical_and.reduce([np.isin(b, SP) for b in bits])
-    assert len({tuple(int(b[k]) for b in bits) for k in np.flatnonzero(every)}) == DS.NS ** arity
+    assert len({tuple(int(b[k]) for b in bits) for k in np.flatnonzero(every)}) == stratified.NS ** arity
     # near-equal operands: within 4 float32 values of the other (or of its negation), in every
     # binade of the base; and rounded relative perturbations 2^-k for every k up to 24
     pairs = [(0, 1)] if arity == 2 else [(0, 1), (0, 2), (1, 2)]
@@ -138,7 +140,7 @@ def _host_measurement(t, lo, hi, seed=0, errors=False):
 
 
 # every class: the end of the grid, all of the near-equal block, the start of the specials
-SPAN = (DS.GRID - (1 << 14), DS.GRID + DS.NEAR + (1 << 15))
+SPAN = (stratified.GRID - (1 << 14), stratified.GRID + stratified.NEAR + (1 << 15))
 
 
 # The host's ulp figure is the distance to its float64 oracle's value: where that form cancels
@@ -191,15 +193,15 @@ def test_device_figures_are_exact_where_the_hosts_float64_cancels(op):
     from fractions import Fraction
     import nbx.oracles.device as OD
     t = Target(op, {}, nbx.float32)
-    lo, hi = DS.GRID, DS.GRID + DS.NEAR                      # the near-equal block
-    xs = DS.stratified_tuples(3, X.tuple_key(t, 0), lo, hi - lo)
+    lo, hi = stratified.GRID, stratified.GRID + stratified.NEAR                      # the near-equal block
+    xs = stratified.stratified_tuples(3, X.tuple_key(t, 0), lo, hi - lo)
     got = t.run_device(xs)
     s = DS.score(OD.DEVICE_ORACLES[op], xs, got, [1.0] if op == "addcdiv" else [])
     assert s.argmax >= 0 and s.err_max >= 0.5     # (above 0.5 under the interpreter: 0.5151 for lerp)
-    a, b, c = (Fraction(float(v)) for v in (DS.take(x, [s.argmax])[0] for x in xs))
+    a, b, c = (Fraction(float(v)) for v in (patterns.take(x, [s.argmax])[0] for x in xs))
     exact = a + b / c if op == "addcdiv" else a + c * (b - a)
     e = max(math.frexp(float(abs(exact)))[1] - 1, -126)
-    err = abs(Fraction(float(DS.take(got, [s.argmax])[0])) - exact) / Fraction(2) ** (e - 23)
+    err = abs(Fraction(float(patterns.take(got, [s.argmax])[0])) - exact) / Fraction(2) ** (e - 23)
     assert abs(float(err) - s.err_max) < 1e-6
 
 
@@ -257,7 +259,7 @@ def test_a_full_list_is_scored_in_parts_and_the_host_budget_leaves_tuples_out(mo
     t = Target("glu", {}, nbx.float32)
     # without its residual glu leaves ~1% undecided (a subnormal times ~1/2)
     monkeypatch.setitem(OD.DEVICE_ORACLES, "glu", dataclasses.replace(OD.DEVICE_ORACLES["glu"], residual=None))
-    lo, hi = DS.GRID + DS.NEAR, DS.GRID + DS.NEAR + (1 << 14)
+    lo, hi = stratified.GRID + stratified.NEAR, stratified.GRID + stratified.NEAR + (1 << 14)
     whole = Accumulator(t, "pairs", nbx.backend_id())
     assert X.sample(t, lo, hi, whole) == 0
     m = whole.measurement(0.0)
@@ -313,7 +315,7 @@ def test_ties_decided_by_the_oracles_residual_agree_with_the_host(label, arity):
     params = {"alpha": 3} if param else {}
     t = Target(op, params, nbx.float32)
     key = X.tuple_key(t, 0)
-    xs = DS.stratified_tuples(arity, key, 0, 1 << 17)
+    xs = stratified.stratified_tuples(arity, key, 0, 1 << 17)
     got = t.run_device(xs)
     d = X.device_oracle(t)
     p = [3.0] if param else [1.0]
@@ -321,10 +323,10 @@ def test_ties_decided_by_the_oracles_residual_agree_with_the_host(label, arity):
     after = DS.score(d, xs, got, p)
     assert before.undecided > 0 and after.undecided == 0
     newly = before.undecided_at
-    host = score(t, list(DS.tuples_host(arity, key, newly)), DS.take(got, newly))
+    host = score(t, list(stratified.tuples_host(arity, key, newly)), patterns.take(got, newly))
     assert int(np.isin(newly, after.failing_at).sum()) == int(host.not_cr.sum())
     planted = got.numpy().copy()
     planted.view(np.uint32)[newly[::5]] ^= 1
     s = DS.score(d, xs, nbx.from_numpy(planted), p)
-    host = score(t, list(DS.tuples_host(arity, key, newly)), planted[newly])
+    host = score(t, list(stratified.tuples_host(arity, key, newly)), planted[newly])
     assert s.undecided == 0 and int(np.isin(newly, s.failing_at).sum()) == int(host.not_cr.sum()) > 0

@@ -15,11 +15,12 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import nbx
 from nbx import dtype as D
-from nbx.harness import gate, runner
-from nbx.harness import layout as L
-from nbx.harness import suites as S
-from nbx.harness.measure import Accumulator
-from nbx.harness.targets import Target
+from nbx.harness.gate import verdict as gate
+from nbx.harness.run import runner
+from nbx.harness.suites import layout as L
+from nbx.harness.suites import structural as S
+from nbx.harness.scoring.host import Accumulator
+from nbx.harness.targets.target import Target
 from nbx.kernels import iterate
 from nbx.kernels import math as m
 from nbx.tensor import Tensor

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from nbx.harness import gate
-from nbx.harness.measurement import Measurement, Worst
+from nbx.harness.gate import verdict as gate
+from nbx.harness.records.measurement import Measurement, Worst
 from nbx.harness.report import (Previous, Report, diff_reports, find_previous, incomparable,
                                 render_markdown, write_report)
 from nbx.harness.report.json_report import parse_label, parse_param_value, read_header
 from nbx.harness.report.markdown import decimal, repro_command
-from nbx.harness.targets import targets
+from nbx.harness.targets.target import targets
 
 BACKEND = {"id": "interpreter-numpy2.4.6", "device": "cpu"}
 BUDGETS = {"exp|float32": {"max_ulp": 0.5}, "gelu:approximate=tanh|float32": {"max_ulp": 1.0},

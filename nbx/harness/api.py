@@ -5,7 +5,6 @@ shows it in use.
 
     import numpy as np, nbx
     from nbx.harness import api
-
     m = api.measure(api.target("exp", "float32"), "bank")                 # nbx's op
     m = api.measure(api.target("exp", "float32", fn=np.exp), "sweep")     # any callable on arrays
     s = api.score("exp", [x], got)                                        # arrays already computed
@@ -25,15 +24,15 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .. import dtype as D
-from ..backend import backend_id
-from ..ops import OPS
-from ..tensor import Tensor, from_dlpack
-from . import runner
-from .measure import Accumulator, Batch, score as score_batch
-from .measurement import Measurement
-from .scoring import rule
-from .targets import Target
+from nbx import dtype as D
+from nbx.backend import backend_id
+from nbx.ops import OPS
+from nbx.tensor import Tensor, from_dlpack
+from nbx.harness.run import runner
+from nbx.harness.scoring.host import Accumulator, Batch, score as score_batch
+from nbx.harness.records.measurement import Measurement
+from nbx.harness.scoring import rule
+from nbx.harness.targets.target import Target
 
 NBX = "nbx"
 ARRAYS = ("numpy", "torch", "cupy", "jax", "nbx")

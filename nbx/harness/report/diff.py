@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from nbx.harness.measurement import Measurement
+from nbx.harness.records.measurement import Measurement
 from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp
 
 # Figures where more is worse. max_ulp honours the tolerance; the others are counts whose

@@ -39,8 +39,8 @@ from typing import Iterable
 import numpy as np
 
 from nbx.dtype import DTYPES
-from nbx.harness import budgets as B
-from nbx.harness.measurement import Measurement, encode_float
+from nbx.harness.gate import budgets as B
+from nbx.harness.records.measurement import Measurement, encode_float
 from nbx.harness.report import charts, overview, trends
 from nbx.harness.report.diff import diff_reports
 from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp, severity

@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from nbx.harness.files import atomic_symlink, atomic_write_text, fsync_dir  # noqa: F401  (re-exported)
-from nbx.harness.measurement import SCHEMA_VERSION, Measurement
+from nbx.harness.records.files import atomic_symlink, atomic_write_text, fsync_dir  # noqa: F401  (re-exported)
+from nbx.harness.records.measurement import SCHEMA_VERSION, Measurement
 
 REPORT_FILE = "report.json"
 

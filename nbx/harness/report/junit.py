@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from nbx.harness.measurement import SUITES, Measurement
+from nbx.harness.records.measurement import SUITES, Measurement
 from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp
 
 # XML 1.0 cannot carry most control characters even escaped; ElementTree writes them raw and

@@ -25,7 +25,7 @@ import dataclasses
 import functools
 import shlex
 
-from nbx.harness.measurement import SUITES, Measurement
+from nbx.harness.records.measurement import SUITES, Measurement
 from nbx.harness.report import overview, trends
 from nbx.harness.report.diff import ReportDiff, diff_reports
 from nbx.harness.report.json_report import (Key, Previous, Report, fmt_frac, fmt_ulp,
@@ -86,7 +86,7 @@ def case_dtypes(label: str, dtype: str) -> tuple[tuple[str, ...], str] | None:
         import numpy as np
 
         from nbx import dtype as D
-        from nbx.harness.targets import Target
+        from nbx.harness.targets.target import Target
         from nbx.ops import OPS
         op, params = parse_label(label)
         if op not in OPS or dtype not in D.DTYPES:
@@ -552,7 +552,7 @@ def _peers(report: Report) -> list[str]:
     """nbx and each peer (`nbx run --target torch`) side by side per op and dtype over the value
     suites: max ulp, results misrounded (or wrong, for integer and bool results) and special
     mismatches; the rows where the targets differ, worst first, and a count of identical ones."""
-    from nbx.harness import peers as P
+    from nbx.harness.targets import peers as P
     others = [m for m in report.measurements if not m.is_nbx]
     if not others:
         return []

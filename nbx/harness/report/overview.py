@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbx.dtype import DTYPES
-from nbx.harness import budgets as B
-from nbx.harness.files import fsync_dir
-from nbx.harness.measurement import SUITES, Measurement
+from nbx.harness.gate import budgets as B
+from nbx.harness.records.files import fsync_dir
+from nbx.harness.records.measurement import SUITES, Measurement
 from nbx.harness.report.diff import CORRECTLY_ROUNDED_ULP, diff_reports
 from nbx.harness.report.json_report import Key, Report, fmt_ulp
 

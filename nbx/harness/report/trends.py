@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nbx.harness.measurement import decode_float
+from nbx.harness.records.measurement import decode_float
 from nbx.harness.report.diff import CORRECTLY_ROUNDED_ULP, incomparable
 from nbx.harness.report.json_report import REPORT_FILE, Key, Report, incomplete_reason, read_header
 

@@ -7,7 +7,7 @@ The truth of an element is v + lo (float64 v; lo = 0 but for float64 results, wh
 holds as a double-double) known to within w = E |v|. The element is
 
 - undecided when [v + lo - w, v + lo + w] rounds two ways in the format: the float64 truth cannot
-  say which neighbour is correct, and the host's mpmath decides it (`nbx.harness.measure`);
+  say which neighbour is correct, and the host's mpmath decides it (`nbx.harness.scoring.host`);
 - a special mismatch when, decided, exactly one of got and the truth is NaN, or got is not the
   infinity the truth rounds to, or got is infinite where a finite value is due, or (where the op
   decides zero signs) got and the rounded truth are zeros of opposite sign; at the overflow edge
@@ -34,7 +34,8 @@ from triton.language.extra.cuda import libdevice
 
 from nbx.oracles.formats import get_format
 
-from ...kernels import launch
+from nbx.kernels import launch
+from nbx.tensor import empty, from_numpy
 
 # The classes of a result, as `classify_arrays` returns them per element.
 CORRECT, MISROUNDED, SPECIAL, UNDECIDED = 0, 1, 2, 3
@@ -220,7 +221,6 @@ def classify_arrays(got, truth, fmt, *, bound: float | None = None, zero_sign: b
     """The rule over arrays: got (values of fmt, or float64) against truth, a float64 array or,
     for fmt float64, a double-double (hi, lo); bound E (default: host_bound(fmt)); exact: where the
     truth is known exactly. One launch of the rule's kernel on nbx's backend (the GPU on cuda)."""
-    from ...tensor import empty, from_numpy
     f = get_format(fmt)
     if isinstance(truth, tuple):
         if f.name != "float64" or len(truth) != 2:
@@ -265,7 +265,6 @@ def _round_kernel(x_ptr, out_ptr, n, P: tl.constexpr, EMIN: tl.constexpr, EMAX: 
 
 
 def _elementwise(kernel, x, fmt, argument: str) -> np.ndarray:
-    from ...tensor import empty, from_numpy
     f = get_format(fmt)
     a = _float64(x, argument)
     flat = np.ascontiguousarray(a).reshape(-1)

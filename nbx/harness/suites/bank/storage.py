@@ -23,11 +23,11 @@ import re
 import tempfile
 from pathlib import Path
 
-from ..files import atomic_write_text, fsync_dir
-from ..targets import Target, targets
-from .text import BankError, BankFile, parse
+from nbx.harness.records.files import CHECKOUT, atomic_write_text, fsync_dir
+from nbx.harness.targets.target import Target, targets
+from nbx.harness.suites.bank.text import BankError, BankFile, parse
 
-ROOT = Path(__file__).resolve().parents[3] / "reference_bank"
+ROOT = CHECKOUT / "reference_bank"
 MANIFEST = "MANIFEST.json"
 JOURNAL = ".refresh-journal.json"
 LOCK = ".lock"

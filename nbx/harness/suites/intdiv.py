@@ -28,14 +28,14 @@ import numpy as np
 
 from nbx.oracles import ORACLES
 
-from .. import dtype as D
-from ..ops.verify import DIVISOR
-from ..tensor import Tensor, from_numpy
-from . import cases as C
-from .cases import PROFILE_SIZES
-from .measure import Batch, flat_bits, hexes, oracle_params, score
-from .measurement import Worst
-from .targets import Target, call, scalar_positions
+from nbx import dtype as D
+from nbx.ops.verify import DIVISOR
+from nbx.tensor import Tensor, from_numpy
+from nbx.harness.inputs import cases as C
+from nbx.harness.inputs.cases import PROFILE_SIZES
+from nbx.harness.scoring.host import Batch, flat_bits, hexes, oracle_params, score
+from nbx.harness.records.measurement import Worst
+from nbx.harness.targets.target import Target, call, scalar_positions
 
 INT_DTYPES = D.INTS
 INTDIV_FLOAT_DTYPES = (D.float32, D.float64)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import mpmath
 
-from ..progress import Progress
-from ..targets import targets
-from . import generate, storage
-from .generate import GENERATOR_VERSION, MAX_UNRESOLVED, ROUNDING, SEED
-from .storage import MANIFEST, relpath
-from .text import HEADER_LINES, BankError, render
+from nbx.harness.progress import Progress
+from nbx.harness.targets.target import targets
+from nbx.harness.suites.bank import generate, storage
+from nbx.harness.suites.bank.generate import GENERATOR_VERSION, MAX_UNRESOLVED, ROUNDING, SEED
+from nbx.harness.suites.bank.storage import MANIFEST, relpath
+from nbx.harness.suites.bank.text import HEADER_LINES, BankError, render
 
 
 def manifest_document(files: dict) -> dict:

@@ -19,13 +19,13 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from .. import dtype as D
-from ..kernels import launch
-from ..kernels.fast32.keys import hard_to_round
-from ..kernels.fastpath import FastPath
-from ..ops import OPS
-from ..ops.registry import OpSpec
-from ..tensor import empty, from_numpy
+from nbx import dtype as D
+from nbx.kernels import launch
+from nbx.kernels.fast32.keys import hard_to_round
+from nbx.kernels.fastpath import FastPath
+from nbx.ops import OPS
+from nbx.ops.registry import OpSpec
+from nbx.tensor import empty, from_numpy
 
 BLOCK = 1024
 

@@ -21,10 +21,10 @@ from typing import NamedTuple
 import mpmath
 import numpy as np
 
-from ... import dtype as D
-from ..measure import bits_of
-from ..targets import Target
-from .generate import GENERATOR_VERSION, ROUNDING, SEED
+from nbx import dtype as D
+from nbx.harness.scoring.host import bits_of
+from nbx.harness.targets.target import Target
+from nbx.harness.suites.bank.generate import GENERATOR_VERSION, ROUNDING, SEED
 
 COLUMNS = "# inputs (hex bits) -> expected output (hex bits)   # tag"
 UNRESOLVED = "unresolved"

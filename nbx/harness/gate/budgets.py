@@ -18,10 +18,10 @@ import math
 import os
 from pathlib import Path
 
-from .files import atomic_write_text
+from nbx.harness.records.files import CHECKOUT, atomic_write_text
 
 SCHEMA = 1
-ROOT = Path(__file__).resolve().parents[2] / "reports" / "budgets"
+ROOT = CHECKOUT / "reports" / "budgets"
 
 
 REASON_ULP = 4.0          # a max_ulp budget above this needs a written reason

@@ -9,6 +9,9 @@ import secrets
 import tempfile
 from pathlib import Path
 
+# The checkout nbx runs from: the committed bank and budgets live under it.
+CHECKOUT = Path(__file__).resolve().parents[3]
+
 
 def fsync_dir(directory: Path) -> None:
     """Make a rename in `directory` durable (a no-op where directories cannot be opened)."""

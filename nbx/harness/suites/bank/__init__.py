@@ -14,14 +14,14 @@ Loading needs no mpmath.
 """
 from __future__ import annotations
 
-from . import generate, storage, text
-from .check import check
-from .generate import GENERATOR_VERSION, MAX_UNRESOLVED, ROUNDING, SEED, bank_inputs, expected_bits
-from .refresh import refresh
-from .score import measure_bank
-from .storage import (JOURNAL, LOCK, MANIFEST, ROOT, BankNotWritable, finish, is_temp, load,
+from nbx.harness.suites.bank import generate, storage, text
+from nbx.harness.suites.bank.check import check
+from nbx.harness.suites.bank.generate import GENERATOR_VERSION, MAX_UNRESOLVED, ROUNDING, SEED, bank_inputs, expected_bits
+from nbx.harness.suites.bank.refresh import refresh
+from nbx.harness.suites.bank.score import measure_bank
+from nbx.harness.suites.bank.storage import (JOURNAL, LOCK, MANIFEST, ROOT, BankNotWritable, finish, is_temp, load,
                       load_manifest, relpath, roll_forward, root, sha256)
-from .text import BankError, BankFile, parse, parse_header, render
+from nbx.harness.suites.bank.text import BankError, BankFile, parse, parse_header, render
 
 # The manifest cache of the `bank` suite, cleared by refresh and finish (and by tests that
 # point NBX_BANK elsewhere).

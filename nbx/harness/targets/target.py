@@ -12,12 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import triton
+import triton.language as tl
 
-from .. import dtype as D
-from ..ops import FUNCTIONS, OPS
-from ..ops import registry as R
-from ..ops.verify import MASK, Role, Variant, Verify
-from ..tensor import empty, from_numpy
+from nbx import dtype as D
+from nbx.kernels import launch
+from nbx.ops import FUNCTIONS, OPS
+from nbx.ops import registry as R
+from nbx.ops.verify import MASK, Role, Variant, Verify
+from nbx.tensor import Tensor, empty, from_numpy
+
+BLOCK = 1024 if launch.backend.IS_CUDA else 1 << 16
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,6 @@ class Target:
     def run_device(self, xs):
         """Run the op on 1-D device operands xs (the oracle's operands), called as `run` calls it:
         a split op gets one tensor holding both halves; the result, flat."""
-        from .device_score import pack
         split = self.verify.split
         if split is None:
             return self.invoke(list(xs), {})
@@ -177,3 +181,27 @@ def scalar_positions(t: Target) -> tuple:
 def operand_dtype(t: Target, i: int) -> D.DType:
     return D.bool_ if t.role(i) == MASK else t.dtype
 
+
+# ---------------------------------------------------------------------- a split op's operand on the device
+@triton.jit
+def _pack_kernel(a_ptr, b_ptr, out_ptr, n, INTERLEAVE: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    a = tl.load(a_ptr + i, mask=m)
+    b = tl.load(b_ptr + i, mask=m)
+    if INTERLEAVE:
+        tl.store(out_ptr + 2 * i, a, mask=m)
+        tl.store(out_ptr + 2 * i + 1, b, mask=m)
+    else:
+        tl.store(out_ptr + i, a, mask=m)
+        tl.store(out_ptr + n + i, b, mask=m)
+
+
+def pack(a: Tensor, b: Tensor, interleave: bool) -> Tensor:
+    """The two halves of a split op's operand, on the device: (n, 2) with a and b along the last dim
+    (interleave), else (2, n) with a and b as rows."""
+    n = a.numel()
+    out = empty((n, 2) if interleave else (2, n), dtype=a.dtype)
+    _pack_kernel[(max(1, triton.cdiv(n, BLOCK)),)](a, b, out, n, INTERLEAVE=interleave, BLOCK=BLOCK,
+                                                   **launch.kernel_options())
+    return out

@@ -22,11 +22,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..backend import backend_id as current_backend_id
-from . import bank
-from . import budgets as B
-from .runner import suites_for
-from .targets import targets
+from nbx.backend import backend_id as current_backend_id
+from nbx.harness.suites import bank
+from nbx.harness.gate import budgets as B
+from nbx.harness.run.runner import suites_for
+from nbx.harness.targets.target import targets
 
 
 @dataclass

@@ -24,9 +24,9 @@ import numpy as np
 from nbx.oracles import ORACLES
 from nbx.oracles.formats import FORMATS, from_bits
 
-from .. import dtype as D
-from ..ops.verify import DIVISOR, EXPONENT, SHIFT
-from .targets import Target
+from nbx import dtype as D
+from nbx.ops.verify import DIVISOR, EXPONENT, SHIFT
+from nbx.harness.targets.target import Target
 
 # Case counts of the value suites per profile. float64 results take the mpmath truth for every
 # case, hence fewer. pairs16: binary float16/bfloat16 ops over every operand pair, decided on the

@@ -27,12 +27,14 @@ import numpy as np
 import nbx.oracles.device as OD
 from nbx.oracles import ORACLES
 
-from .. import backend
-from ..errors import DeviceOOMError
-from . import cases as C
-from . import device_score as DS
-from .measure import Accumulator, hexes, score
-from .targets import Target
+from nbx import backend
+from nbx.errors import DeviceOOMError
+from nbx.harness.inputs import cases as C
+from nbx.harness.scoring import device as DS
+from nbx.harness.inputs import patterns
+from nbx.harness.inputs import stratified
+from nbx.harness.scoring.host import Accumulator, hexes, score
+from nbx.harness.targets.target import Target
 
 # 2^26 elements a chunk on CUDA: 0.25-0.5 GiB an operand, so 16 shards with their results and a
 # peer library's cache fit the GPU together (at 2^28, 45 jobs of the H200's sharded exhaustive run
@@ -175,14 +177,14 @@ def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None
         acc.undecided -= len(s.undecided_at) - len(und)
         acc.left_out += len(s.undecided_at) - len(und)
     if len(und):
-        arrays, gs = operands_at(und), DS.take(got, und)
+        arrays, gs = operands_at(und), patterns.take(got, und)
         acc.add(arrays, gs, score(t, arrays, gs))
     # the first special mismatches, then the first misrounded results, and the largest error
     show = np.union1d(s.special_at[:8], s.failing_at[:8])
     if s.argmax >= 0:
         show = np.union1d(show, [s.argmax])
     if len(show):
-        _push_worst(t, acc, operands_at(show), DS.take(got, show))
+        _push_worst(t, acc, operands_at(show), patterns.take(got, show))
     return np.union1d(und, show).astype(np.int64)
 
 
@@ -198,15 +200,15 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK, max
     before = acc.left_out
 
     def on_device(start, n):
-        xs_dev = [DS.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
-            list(DS.pair_patterns(t.dtype.name, start, n))
+        xs_dev = [patterns.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
+            list(patterns.pair_patterns(t.dtype.name, start, n))
         got = t.run_device(xs_dev)
         return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"[{start:#x}, {start + n:#x})")
 
     def consume(start, n, r):
         xs_dev, got, s = r
         acc.add_device(s)
-        _to_host(t, acc, got, s, lambda at: [DS.take(x, at) for x in xs_dev], _quota(max_host, n, hi - lo))
+        _to_host(t, acc, got, s, lambda at: [patterns.take(x, at) for x in xs_dev], _quota(max_host, n, hi - lo))
 
     _chunks(t, lo, hi, chunk, on_device, consume)
     return acc.left_out - before
@@ -220,7 +222,7 @@ def tuple_key(t: Target, seed: int) -> int:
 
 def tuples(t: Target, seed: int, indices) -> list[np.ndarray]:
     """Tuples `indices` of t's stratified sample for `seed`, regenerated on the host (float32 arrays)."""
-    return DS.tuples_host(t.oracle_arity, tuple_key(t, seed), indices)
+    return stratified.tuples_host(t.oracle_arity, tuple_key(t, seed), indices)
 
 
 def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: int = CHUNK,
@@ -241,7 +243,7 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
     before = acc.left_out
 
     def on_device(start, n):
-        xs_dev = DS.stratified_tuples(arity, key, start, n)
+        xs_dev = stratified.stratified_tuples(arity, key, start, n)
         got = t.run_device(xs_dev)
         return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"tuples [{start:#x}, {start + n:#x})")
 
@@ -250,9 +252,9 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
         acc.add_device(s)
 
         def operands_at(at):
-            arrays = DS.tuples_host(arity, key, start + np.asarray(at, np.int64))
+            arrays = stratified.tuples_host(arity, key, start + np.asarray(at, np.int64))
             for k, (x, h) in enumerate(zip(xs_dev, arrays)):
-                dev = DS.take(x, at)
+                dev = patterns.take(x, at)
                 if not np.array_equal(dev.view(np.uint32), h.view(np.uint32)):
                     i = int(np.flatnonzero(dev.view(np.uint32) != h.view(np.uint32))[0])
                     raise RuntimeError(f"{t.label}: operand {k} of tuple {start + int(at[i]):#x} is "

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 
 
-from .targets import Target
+from nbx.harness.targets.target import Target
 
 NBX = "nbx"
 PEERS = ("torch",)                 # the targets `nbx run --target` takes besides nbx
@@ -157,7 +157,7 @@ class PeerTarget(Target):
         one is the measurement's error."""
         import torch
 
-        from ..tensor import from_dlpack
+        from nbx.tensor import from_dlpack
         y = TABLES[self.peer][self.op](torch, *[torch.from_dlpack(x) for x in tensors], **kw, **self.params)
         got = from_dlpack(y.contiguous())
         if got.dtype is not self.out_dtype:
@@ -204,7 +204,7 @@ def load(peer: str) -> PeerInfo:
     except ImportError as e:
         raise PeerUnavailable(f"--target {peer} needs torch, which cannot be imported here ({e}); install "
                               f"the optional extra: {INSTALL[peer]}") from None
-    from .. import backend
+    from nbx import backend
     if backend.IS_CUDA:
         if not torch.cuda.is_available():
             raise PeerUnavailable(f"--target {peer}: nbx runs on CUDA, but this torch ({torch.__version__}) "

@@ -8,9 +8,11 @@ Sizes per profile: cases.PROFILE_SIZES.
 """
 from __future__ import annotations
 
-from . import intdiv, layout
-from .cases import PROFILE_SIZES
-from .targets import Target
+from nbx.harness.suites import intdiv
+
+from nbx.harness.suites import layout
+from nbx.harness.inputs.cases import PROFILE_SIZES
+from nbx.harness.targets.target import Target
 
 
 def structural_suites(t: Target) -> list[str]:

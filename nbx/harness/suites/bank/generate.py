@@ -10,9 +10,9 @@ import numpy as np
 from nbx.oracles import ORACLES
 from nbx.oracles.formats import FORMATS
 
-from .. import cases as C
-from ..measure import bits_of, exact_expected, oracle_params, round_exact_or_ziv
-from ..targets import Target
+from nbx.harness.inputs import cases as C
+from nbx.harness.scoring.host import bits_of, exact_expected, oracle_params, round_exact_or_ziv
+from nbx.harness.targets.target import Target
 
 GENERATOR_VERSION = 1
 SEED = 20261202

@@ -73,15 +73,15 @@ import numpy as np
 
 from nbx.oracles import ORACLES
 
-from .. import dtype as D
-from ..backend import IS_CUDA
-from ..ops import OPS
-from ..tensor import Tensor, from_numpy
-from . import cases as C
-from .cases import PROFILE_SIZES
-from .measure import flat_bits, hexes, score
-from .measurement import Worst
-from .targets import Target, call, measured, n_operands, operand_dtype, scalar_positions
+from nbx import dtype as D
+from nbx.backend import IS_CUDA
+from nbx.ops import OPS
+from nbx.tensor import Tensor, from_numpy
+from nbx.harness.inputs import cases as C
+from nbx.harness.inputs.cases import PROFILE_SIZES
+from nbx.harness.scoring.host import flat_bits, hexes, score
+from nbx.harness.records.measurement import Worst
+from nbx.harness.targets.target import Target, call, measured, n_operands, operand_dtype, scalar_positions
 
 
 def applies(t: Target) -> bool:

@@ -13,10 +13,10 @@ import numpy as np
 from nbx.oracles.formats import FORMATS, to_bits
 from nbx.oracles.order import ORDER_ORACLES
 
-from .. import dtype as D
-from . import device_score as DS
-from .scoring import rule
-from .targets import Target
+from nbx import dtype as D
+from nbx.harness.scoring import device as DS
+from nbx.harness.scoring import rule
+from nbx.harness.targets.target import Target
 
 
 def order_oracle(t: Target):

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..measure import bits_of
-from ..progress import Progress
-from ..targets import Target, targets
-from . import generate, storage
-from .generate import GENERATOR_VERSION, MAX_UNRESOLVED, ROUNDING, SEED
-from .storage import JOURNAL, LOCK, MANIFEST, relpath
-from .text import HEADER_LINES, BankError, BankFile, arrays_of
+from nbx.harness.scoring.host import bits_of
+from nbx.harness.progress import Progress
+from nbx.harness.targets.target import Target, targets
+from nbx.harness.suites.bank import generate, storage
+from nbx.harness.suites.bank.generate import GENERATOR_VERSION, MAX_UNRESOLVED, ROUNDING, SEED
+from nbx.harness.suites.bank.storage import JOURNAL, LOCK, MANIFEST, relpath
+from nbx.harness.suites.bank.text import HEADER_LINES, BankError, BankFile, arrays_of
 
 MANIFEST_FIELDS = ("generator_version", "seed", "mpmath", "rounding", "files")
 ENTRY_FIELDS = ("sha256", "cases", "op", "params", "dtype", "out")

@@ -21,12 +21,12 @@ from nbx.oracles import ORACLES, evaluate_mp
 from nbx.oracles.formats import FORMATS, to_bits
 from nbx.oracles.rounding import RoundResult, round_correctly, round_mpf
 
-from .. import dtype as D
-from . import ulp
-from .measurement import HIST_EDGES, Measurement, Worst
-from .order import order_error
-from .scoring import rule
-from .targets import Target
+from nbx import dtype as D
+from nbx.harness.scoring import ulp
+from nbx.harness.records.measurement import HIST_EDGES, Measurement, Worst
+from nbx.harness.scoring.order import order_error
+from nbx.harness.scoring import rule
+from nbx.harness.targets.target import Target
 
 SUBNORMAL64 = 2.0 ** -1022          # the least normal float64; below it the grid is subnormal
 

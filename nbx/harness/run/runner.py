@@ -19,19 +19,19 @@ from dataclasses import dataclass
 
 from nbx.oracles import ORACLES
 
-from .. import dtype as D
-from ..backend import IS_CUDA, backend_id
-from ..ops.verify import DIVISOR
-from . import bank
-from . import cases as C
-from . import exhaustive as X
-from . import peers as P
-from . import suites as S
-from .cases import PROFILES
-from .measure import Accumulator, score
-from .progress import Progress
-from .peers import peer_of
-from .targets import Target, targets
+from nbx import dtype as D
+from nbx.backend import IS_CUDA, backend_id
+from nbx.ops.verify import DIVISOR
+from nbx.harness.suites import bank
+from nbx.harness.inputs import cases as C
+from nbx.harness.suites import exhaustive as X
+from nbx.harness.targets import peers as P
+from nbx.harness.suites import structural as S
+from nbx.harness.inputs.cases import PROFILES
+from nbx.harness.scoring.host import Accumulator, score
+from nbx.harness.progress import Progress
+from nbx.harness.targets.peers import peer_of
+from nbx.harness.targets.target import Target, targets
 
 BATCH = 1 << 16
 VALUE_SUITES = ("bank", "exhaustive16", "sweep", "pairs")

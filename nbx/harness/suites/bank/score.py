@@ -8,11 +8,11 @@ import numpy as np
 from nbx.oracles import ORACLES
 from nbx.oracles.formats import FORMATS
 
-from ... import dtype as D
-from ..measure import Batch, misrounded, score
-from ..targets import Target
-from . import storage
-from .text import BankError
+from nbx import dtype as D
+from nbx.harness.scoring.host import Batch, misrounded, score
+from nbx.harness.targets.target import Target
+from nbx.harness.suites.bank import storage
+from nbx.harness.suites.bank.text import BankError
 
 
 def measure_bank(t: Target, acc) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from nbx.oracles.formats import FORMATS, FloatFormat, get_format
 
-from .scoring import rule
+from nbx.harness.scoring import rule
 
 __all__ = ["ulp_of", "ulp_error", "overflow_edge", "classify_specials", "correctly_rounded"]
 

@@ -1,0 +1,1 @@
+"""The gate: a report against the committed budgets; its verdict is the exit status."""

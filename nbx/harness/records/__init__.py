@@ -1,0 +1,1 @@
+"""Records: the Measurement and crash-safe files."""

@@ -1,0 +1,1 @@
+"""Running: the runner and its jobs, and their progress."""
