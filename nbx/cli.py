@@ -813,7 +813,7 @@ def main(argv=None) -> int:
         p.exit(2, f"nbx: error: {e}\n")
     except OSError as e:
         # A write or read the commands above do not name themselves: still an environment
-        # failure, in one line. The bank's commands keep their own handling (harness/bank.py).
+        # failure, in one line. The bank's commands keep their own handling (harness/suites/bank/).
         if a.cmd == "bank":
             raise
         where = e.filename or "a file"

@@ -1,10 +1,15 @@
-"""The harness, one folder a step of the pipeline: inputs -> run -> scoring -> records -> report.
+"""The harness, one folder a step of the pipeline: inputs -> run -> scoring -> gate -> report.
 
-    inputs/   the cases of each suite, the stratified tuples, bit-pattern ranges (made on the device)
-    run/      the targets (nbx's ops, peers, callables), the runner and its jobs, progress
-    scoring/  the rule (one source for host and device), the host's scorer with mpmath, the device's
-    suites/   what each suite measures: the bank, exhaustive sweeps, layouts, integer division
-    records/  the Measurement, budgets, the gate, crash-safe files
-    report/   JSON, Markdown, JUnit and HTML; merge and diff
-    api.py    the public API that the CLI, the runner and nbx.verify use
+A folder imports only itself and the folders listed above it (tests/test_imports.py, HARNESS_ORDER):
+
+    progress.py  progress display
+    records/     the Measurement record; crash-safe files, and where the bank and budgets are found
+    targets/     a row of the precision table (nbx's op, variant and dtype); peers (torch's table)
+    inputs/      the cases of each suite; stratified tuples (device and numpy twin); bit-pattern ranges
+    scoring/     the rule (one source, host and device), the host's scorer with mpmath, the device's
+    suites/      what each suite measures: the bank, exhaustive sweeps, layouts, integer division, fast paths
+    run/         the runner: jobs, shards
+    gate/        budgets and the verdict
+    report/      JSON, Markdown, JUnit and HTML; merge and diff
+    api.py       the public API
 """

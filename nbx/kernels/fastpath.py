@@ -23,7 +23,7 @@ class FastPath:
     (passed as kernel parameters, int64 bit patterns; fast32/poly.param decodes them); None: none.
     k: the rounding test's window in float64 ulps of y, E = k 2^-53; 0 where y is exact on the domain.
     reference: @triton.jit float64 -> float64, the function evaluate approximates (the probes of
-    nbx/harness/fastpath.py measure evaluate's error against it; unary fast paths only).
+    nbx/harness/suites/fastpath.py measure evaluate's error against it; unary fast paths only).
     pieces: the flat kernel keeps a mask of the tile's pieces that hold a hard element and recomputes
     only those (flat.piece_mask: ~2 more instructions per element; for a window wide enough that
     tiles are often flagged).

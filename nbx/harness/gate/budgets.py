@@ -64,7 +64,7 @@ def key(op: str, dtype: str) -> str:
 
 class BudgetFileError(ValueError):
     """A budget file that is missing, unreadable or not a budget file: the message names the path
-    and what to do. The gate fails on it (gate.evaluate); it is never read as an empty table."""
+    and what to do. The gate fails on it (verdict.evaluate); it is never read as an empty table."""
 
     def __init__(self, path: Path, problem: str):
         self.path = Path(path)

@@ -33,7 +33,7 @@ from nbx.harness.targets.target import Target
 # device (exhaustive.py). pairs32: binary and ternary float32 ops with a device oracle, a stratified
 # sample of that many tuples made and decided on the device (exhaustive.sample), on CUDA;
 # pairs32_interpreter: the same under Triton's interpreter (two binary rounds of the generator,
-# device_score.ROUND: every binade pair and special crossing, in seconds); pairs32_host: the most
+# stratified.ROUND: every binade pair and special crossing, in seconds); pairs32_host: the most
 # undecided tuples of one such job that mpmath decides on the host (~130 us each; the rest are left
 # out of the sample and counted on stderr); sweep_host: the same for a unary job over every
 # input or a 16-bit binary one over every pair. int: integer operands, scored on the host by exact

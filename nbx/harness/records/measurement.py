@@ -96,7 +96,7 @@ class Measurement:
     close_calls: int = 0
     unresolved: int = 0
     layouts: int = 0
-    decided_on_device: int = 0      # cases decided and scored on the device (harness/exhaustive.py)
+    decided_on_device: int = 0      # cases decided and scored on the device (harness/suites/exhaustive.py)
     undecided: int = 0              # cases the device could not decide, scored on the host (mpmath)
     left_out: int = 0               # undecided cases beyond the host's quota (a sample): in no figure
     # compound ops (nbx.ops.verify.Order): the figure against the documented evaluation order, which
@@ -110,7 +110,7 @@ class Measurement:
     hist: dict | None = None
     error: str = ""
     # who produced the results: "nbx", or a peer measured beside it on the same inputs
-    # (`nbx run --target torch`, harness/peers.py); peers are reported, never gated
+    # (`nbx run --target torch`, harness/targets/peers.py); peers are reported, never gated
     target: str = "nbx"
     target_info: str = ""           # a peer's library, version and device: "torch 2.13.0+cpu on cpu"
 

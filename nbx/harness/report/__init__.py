@@ -53,7 +53,7 @@ def write_report(report: Report, run_dir: Path, latest: Path | None = None, *,
                  previous: Previous | None = None) -> dict[str, Path]:
     """Write report.json, summary.md, overview.png, junit.xml and report.html into run_dir, then point
     `latest` (a relative symlink) at run_dir. Returns the written paths by format.
-    verdict: gate.evaluate's result for the report, shown in every file; failures (measurement
+    verdict: verdict.evaluate's result for the report, shown in every file; failures (measurement
     key -> messages) stands in for it where there is none; with neither, only measurements with
     an error are marked as failing. previous: find_previous's result, the report the summary's
     changes (and the page's plots of changed measurements) are against (None: no comparison);

@@ -480,7 +480,7 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
 
     failures: the gate's messages by measurement key; with it, failing rows are highlighted and
     carry the messages, and the rest read "ok" (write_report takes them from the verdict).
-    verdict: gate.evaluate's result, whose budgets (the file it gated with) and failures the page
+    verdict: verdict.evaluate's result, whose budgets (the file it gated with) and failures the page
     shows. previous: an earlier Report, or find_previous's result; measurements that regressed or
     improved against it are drawn up front and their changes shown, and the directory
     find_previous searched gives the trends. budgets: a budget file's data (budgets.load), where

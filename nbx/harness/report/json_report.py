@@ -149,7 +149,7 @@ def parse_param_value(text: str):
 
 
 def parse_label(label: str) -> tuple[str, dict]:
-    """Split a target label `op` or `op:k=v,...` (Measurement.op, as targets.Target.label writes
+    """Split a target label `op` or `op:k=v,...` (Measurement.op, as target.Target.label writes
     it) into the op name and its parameters; parse_label(t.label) == (t.op, t.params)."""
     op, sep, rest = label.partition(":")
     params: dict = {}

@@ -5,7 +5,7 @@ anything get worse, and where":
 
 1. the status: PASS / FAIL / NOT GATED, backend, profile, run id, the counts, and the change
    counts against the previous report;
-2. the gate's failures (gate.evaluate's Verdict: the gate's own checks, not a re-implementation);
+2. the gate's failures (verdict.evaluate's Verdict: the gate's own checks, not a re-implementation);
 3. the measurements closest to their budgets;
 4. the changes since the previous report of the same profile, backend and seed (find_previous),
    naming the report compared with, or saying that none was found;
@@ -608,7 +608,7 @@ def render_markdown(report: Report, *, failures: dict[Key, list[str]] | None = N
                     verdict=None, previous: Previous | None = None,
                     history: trends.History | None = None, overview_image: str | None = None,
                     overview_note: str = "") -> str:
-    """The summary (module docstring). verdict: gate.evaluate's result for this report (None: not
+    """The summary (module docstring). verdict: verdict.evaluate's result for this report (None: not
     gated; `failures`, measurement key -> messages, then marks what it names). previous:
     find_previous's result, the report the changes are against (None: not searched). history:
     trends.load_history's result (default: loaded from the directory previous searched).

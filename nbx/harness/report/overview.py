@@ -219,7 +219,7 @@ def _suite_rank(name: str) -> tuple:
 
 def build(report: Report, *, budgets: dict, verdict=None, failures: dict | None = None) -> Overview:
     """The grid of nbx's measurements of `report` (peers have their own charts). budgets: the
-    budget entries ("op|dtype" -> entry) the report is judged by; verdict: gate.evaluate's result
+    budget entries ("op|dtype" -> entry) the report is judged by; verdict: verdict.evaluate's result
     (its failures decide what fails), else failures (key -> messages) where given."""
     fails = failure_map(verdict, failures)
     gated = fails is not None

@@ -3,11 +3,11 @@
 Suites: `bank` (the committed reference cases), `exhaustive16` (every input of a 16-bit or smaller
 dtype, unary ops, unless the op's Verify.exhaustive16 asks for a sweep), `sweep` (stratified
 float32/float64 or integer samples, unary ops), `pairs` (sampled operand tuples, binary and ternary
-ops), and the structural suites of suites.py (`layout`, `intdiv`). Operands and case counts per
+ops), and the structural suites of suites/structural.py (`layout`, `intdiv`). Operands and case counts per
 profile: cases.py. Every job is a pure function of (target, suite, profile, seed): `--shard i/n`
 runs the i-th of n shares of similar estimated cost (shard_of), and `nbx report merge` joins them.
 
-Peers (`--target torch`, harness/peers.py): the same targets' value suites run again with the peer
+Peers (`--target torch`, harness/targets/peers.py): the same targets' value suites run again with the peer
 library's op of the same name, on the same inputs, scored the same way; their measurements carry
 the peer's name in `target`. Their jobs follow nbx's.
 """

@@ -4,8 +4,8 @@ result of each element, and the figures of a measurement are reduced there.
 For each element x with result `got` (float32, float16 or bfloat16), the oracle (nbx/oracles/device)
 gives v with |v - f(x)| <= E |v|. [v - E|v|, v + E|v|] either rounds to one value of the format,
 which is then the correctly rounded result, or holds a rounding boundary: the element is undecided
-and goes back to the host, where mpmath decides it (measure.score). Decided elements are scored on
-the device as measure.score scores them on the host: the special-value classes of ulp.py, the ulp
+and goes back to the host, where mpmath decides it (host.score). Decided elements are scored on
+the device as host.score scores them on the host: the special-value classes of ulp.py, the ulp
 error |got - v| / ulp(v) (v's own error adds at most E 2^p ulp: 2^-24 for float32 at E = 2^-48),
 misrounded where got is not the correctly rounded value. Per tile of BLOCK elements the kernel
 stores its counts, sums, maximum and where the maximum is, and a histogram over measurement.HIST_EDGES;

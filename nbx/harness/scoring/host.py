@@ -305,7 +305,7 @@ class Accumulator:
             self.push_worst(w, 2e300)
 
     def add_device(self, s) -> None:
-        """The figures of elements decided and scored on the device (device_score.DeviceScore):
+        """The figures of elements decided and scored on the device (device.DeviceScore):
         counts, sums, maximum and histogram (an exact result's: cases and wrong ones). Its 99.9th
         percentile comes from the histogram."""
         self.cases += s.decided

@@ -6,16 +6,16 @@ Three kinds of job run here, each for a target with a device oracle (nbx/oracles
 - `sweep`, binary float16 and bfloat16 (split ops too: glu, silu_and_mul on their two halves): the
   operand pairs of a range of 32-bit indices, all 2^32 pairs in the exhaustive profile;
 - `sample`, binary and ternary float32 (split ops too): a stratified sample of operand tuples made
-  on the device by a counter-based generator (device_score.stratified_tuples: every binade pair,
+  on the device by a counter-based generator (inputs/stratified.py, stratified_tuples: every binade pair,
   both signs, subnormals, the specials crossed with everything, near-equal operands), tuples
   0 .. 2^32 - 1 in the exhaustive profile on CUDA (cases.PROFILES), or the index range --bits names.
-  Tuple i is a pure function of (i, the run's seed, the target): device_score.tuples_host
-  regenerates it on the host.
+  Tuple i is a pure function of (i, the run's seed, the target): its numpy twin
+  stratified.tuples_host regenerates it on the host.
 Inputs are made on the device chunk by chunk, the op runs through nbx as Target.run calls it, and
-device_score decides and scores each element. Undecided inputs are scored on the host
-(measure.score: the float64 oracle, mpmath where it is close); the worst decided inputs are
+scoring/device.py decides and scores each element. Undecided inputs are scored on the host
+(scoring/host.py, score: the float64 oracle, mpmath where it is close); the worst decided inputs are
 rescored there for the report's worst entries. Only those elements leave the device (gathered
-there, device_score.take). float64 targets stay on the host: deciding a float64 result on the
+there, inputs/patterns.py, take). float64 targets stay on the host: deciding a float64 result on the
 device would need an oracle more precise than float64 (double-double).
 """
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _params(t: Target, d) -> list:
 
 
 def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> DS.DeviceScore:
-    """device_score.score of one chunk. Where more inputs are undecided or failing than the device's
+    """scoring/device.py's score of one chunk. Where more inputs are undecided or failing than the device's
     list holds (a peer that misrounds half its results), the chunk is scored again listing the
     undecided ones (the host needs every one) and the special mismatches, or the undecided alone
     where that still overflows; its first failing positions then come from its sixteenths in order,

@@ -11,7 +11,7 @@ bit length (a grid of bit lengths; int64 beyond 2^53), divisible pairs and pairs
 special values crossed (INT_MIN // -1 wraps to INT_MIN, INT_MIN % -1 = 0), division by zero
 (ZeroDivisionError, also for a 0-dim, a Python-scalar, a broadcast and a strided divisor; with out=
 the out tensor is untouched; a zero only in storage a view skips does not raise), broadcast and
-strided operands. Float targets: Python's exact semantics through fractions (and measure.score, for
+strided operands. Float targets: Python's exact semantics through fractions (and host.score, for
 ulp and specials), with pairs where floor(a/b) is wrong (1.0 // 0.1 == 9), stratified values of
 every sign and binade, the special values crossed, and mixed integer/float operands (an int tensor
 with a float tensor: the result dtype must be the float's, the int converts first as ATen, scored

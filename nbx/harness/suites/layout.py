@@ -2,7 +2,7 @@
 
 For an op and dtype, the op on views must equal, BIT FOR BIT (uint views, NaN payloads included),
 the same op on contiguous copies of the same values, and the contiguous result is scored against
-the oracle (measure.score) so the measurement has cases and ulp figures. A "group" is a set of
+the oracle (host.score) so the measurement has cases and ulp figures. A "group" is a set of
 operand values (operands may have broadcasting shapes); its reference is the op on contiguous
 full-shape copies (the references of all groups of a target are ONE launch over the copies end to
 end: an element-wise result depends on its own element's operands only; a split op, whose last dim

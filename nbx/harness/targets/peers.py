@@ -2,7 +2,7 @@
 
 A peer target runs the op of the same name in another library on exactly the inputs nbx's target
 gets (the same seed, suites and cases: runner.batches, the bank, the device sweeps) and is scored
-the same way (measure.score against the oracles). Peers are reported beside nbx, never gated: the
+the same way (host.score against the oracles). Peers are reported beside nbx, never gated: the
 gate and the budgets read target "nbx" only.
 
 The torch table below maps each nbx op to a callable on torch tensors with the same semantics and

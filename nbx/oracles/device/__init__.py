@@ -5,7 +5,7 @@ that returns a float64 value v with |v - f(x)| <= E |v|, E = k 2^-53, wherever f
 at least 2^-151 in magnitude (below it, |v| < 2^-150: both round to a zero in every target format,
 and the bounds of forms with a rounded argument, gelu's, are taken there), and exactly f(x) where f(x)
 is NaN, an infinity or zero. From v and E the device decides
-the correctly rounded result for float32, float16 and bfloat16 (nbx/harness/device_score.py): v's
+the correctly rounded result for float32, float16 and bfloat16 (nbx/harness/scoring/device.py): v's
 interval either rounds to one value of the format, the correctly rounded one, or holds a rounding
 boundary, and only then does the case go to mpmath on the host. k is a promise checked by tests
 against mpmath (tests/test_device_oracles.py), on both backends; it is set with room, because a

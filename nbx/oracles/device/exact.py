@@ -1,7 +1,7 @@
 """Device oracles of the ops whose result is exact and need not be the operand's format: predicates
 and comparisons (bool), logical ops (bool), casts (to another dtype), clamp by scalars and
 nan_to_num. Each value is the exact result as a float64 (bool as 0 or 1, an integer as its value):
-device_score compares bool and integer results with it exactly (an int64 result saturates at
+The device scorer compares bool and integer results with it exactly (an int64 result saturates at
 2^63 - 1, which float64 cannot hold), and rounds it once to a float result's format (a cast to
 float16 from float32 is that one rounding). k = 0 throughout.
 

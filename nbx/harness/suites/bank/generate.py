@@ -18,7 +18,7 @@ GENERATOR_VERSION = 1
 SEED = 20261202
 N_RANDOM = 96
 N_SPECIAL_PAIRS = 14
-# How expected values are rounded (measure.round_exact_or_ziv: Ziv's loop from p + 32 bits up to
+# How expected values are rounded (scoring/host.py, round_exact_or_ziv: Ziv's loop from p + 32 bits up to
 # round_correctly's 1024, then the exact-value rule), as every header and the manifest record it.
 ROUNDING = "ziv(p+32 .. 1024 bits)"
 # A file may list at most this many inputs that Ziv could not decide (0 in the committed bank):

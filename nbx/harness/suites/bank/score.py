@@ -1,5 +1,5 @@
 """Measuring an op against its bank (the `bank` suite): correct rounding against the stored bits; the
-ulp error and special classes against the truth, as `measure.score` (and so `nbx repro`) computes
+ulp error and special classes against the truth, as `host.score` (and so `nbx repro`) computes
 them, so that one case has one figure wherever it is shown."""
 from __future__ import annotations
 
