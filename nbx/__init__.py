@@ -42,6 +42,9 @@ def _load() -> None:
 # The harness's documented errors, importable as nbx.<Name>: each loads its own module on first use
 # (the harness is above the ops; `nbx.exp` must not import it).
 _HARNESS_ERRORS = {"BankError": "nbx.harness.suites.bank", "DirectoryInUse": "nbx.harness.report.json_report"}
+# The harness's public functions, likewise: nbx.verify(fn, op, dtype) and its result.
+_HARNESS_API = {"verify": "nbx.harness.verify", "Verification": "nbx.harness.verify"}
+_HARNESS_NAMES = {**_HARNESS_ERRORS, **_HARNESS_API}
 
 # Submodules a module of nbx imports as `from .. import dtype`: Python asks the package for the
 # attribute first, which must import the submodule rather than load the library (that would import
@@ -50,9 +53,9 @@ _SUBMODULES = ("backend", "dtype", "errors", "promotion", "kernels", "ops", "har
 
 
 def __getattr__(name: str):
-    if name in _HARNESS_ERRORS:
+    if name in _HARNESS_NAMES:
         import importlib
-        value = getattr(importlib.import_module(_HARNESS_ERRORS[name]), name)
+        value = getattr(importlib.import_module(_HARNESS_NAMES[name]), name)
         globals()[name] = value
         return value
     # Dunder probes (copy, pickle, inspect, doctest) must not load the library.
@@ -70,7 +73,7 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     _load()
-    return sorted(set(globals()) | set(_HARNESS_ERRORS))
+    return sorted(set(globals()) | set(_HARNESS_NAMES))
 
 
 def synchronize() -> None:

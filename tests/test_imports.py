@@ -7,7 +7,7 @@ because a deferred import is still an edge of the graph. Layers, lowest first:
 
     dtype/promotion (nbx.dtype, nbx.promotion, nbx.errors) -> backend (nbx.backend) -> tensor
     -> kernels -> ops -> oracles (nbx.oracles, self-contained) -> harness -> cli (nbx.cli, nbx.__main__)
-    -> top (the nbx package itself, nbx/__init__.py)
+    -> testing (nbx.testing, nbx.pytest_plugin) -> top (the nbx package itself, nbx/__init__.py)
 
 A module may import its own layer or lower. `from P import x` imports the module P.x when it is one,
 else P: so `from .. import empty` in nbx/harness/ is an import of the top package, which only the cli
@@ -39,6 +39,7 @@ LAYERS = (
     ("oracles", ("nbx.oracles",)),
     ("harness", ("nbx.harness",)),
     ("cli", ("nbx.cli", "nbx.__main__")),
+    ("testing", ("nbx.testing", "nbx.pytest_plugin")),
     ("top", ("nbx",)),
 )
 TOP = "nbx"
@@ -335,7 +336,8 @@ def test_any_import_order_works(code):
 
 # The harness's folders, lowest first: each imports only its own folder and those below it, so the
 # pipeline inputs -> run -> scoring -> records -> gate -> report reads down the imports too.
-HARNESS_ORDER = ("progress", "records", "targets", "inputs", "scoring", "suites", "run", "gate", "report", "api")
+HARNESS_ORDER = ("progress", "records", "targets", "inputs", "scoring", "suites", "run", "gate", "report", "api",
+                 "verify")
 
 
 def _harness_part(module: str) -> str | None:

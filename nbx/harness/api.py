@@ -19,8 +19,7 @@ shape. It is scored exactly as nbx's op is: the same inputs, oracles and rule.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -32,61 +31,11 @@ from nbx.harness.run import runner
 from nbx.harness.scoring.host import Accumulator, Batch, score as score_batch
 from nbx.harness.records.measurement import Measurement
 from nbx.harness.scoring import rule
+from nbx.harness.targets.callable import ARRAYS, CallableTarget, converter
 from nbx.harness.targets.target import Target
 
 NBX = "nbx"
-ARRAYS = ("numpy", "torch", "cupy", "jax", "nbx")
-
-
-def _converter(arrays) -> Callable[[Tensor], Any]:
-    """The function that hands an nbx Tensor to a callable as its library's array (DLPack, no copy)."""
-    if callable(arrays):
-        return arrays
-    if arrays == "numpy":
-        return np.from_dlpack
-    if arrays == "nbx":
-        return lambda t: t
-    if arrays == "torch":
-        import torch
-        return torch.from_dlpack
-    if arrays == "cupy":
-        import cupy
-        return cupy.from_dlpack
-    if arrays == "jax":
-        import jax.numpy as jnp
-        return jnp.from_dlpack
-    raise ValueError(f"arrays={arrays!r}: allowed {', '.join(ARRAYS)} or a function of an nbx Tensor")
-
-
-@dataclass(frozen=True)
-class CallableTarget(Target):
-    """A row of the precision table measured with a callable instead of nbx's op: the same label,
-    dtype, operands, oracle and scoring. `name` labels its measurements (their `target`)."""
-    fn: Any = None
-    convert: Any = None
-    name: str = "user"
-
-    def invoke(self, tensors: list, kw: dict):
-        args = [self.convert(t) for t in tensors]
-        y = self.fn(*args, **kw, **self.params)
-        try:
-            got = from_dlpack(y)
-        except (TypeError, BufferError) as e:
-            raise TypeError(f"{self.name}: its result for {self.label} {self.dtype.name} cannot be read through "
-                            f"DLPack ({type(y).__name__}: {e}); return an array of a library that speaks DLPack, "
-                            f"on nbx's backend") from None
-        want = tensors[0].shape if self.verify.split is None else None
-        if want is not None and tuple(got.shape) != tuple(want):
-            raise ValueError(f"{self.name}: returned shape {tuple(got.shape)} for {self.label} {self.dtype.name}; "
-                             f"the operands have shape {tuple(want)} (an element-wise op keeps it)")
-        if got.dtype is not self.out_dtype:
-            raise TypeError(f"{self.name}: returned {got.dtype.name} for {self.label} on {self.dtype.name}; the op's "
-                            f"result dtype is {self.out_dtype.name} (its oracle and bank are of that dtype)")
-        return got
-
-    @property
-    def describe(self) -> str:
-        return f"{self.name} on arrays through DLPack"
+__all__ = ["ARRAYS", "CallableTarget", "Scores", "measure", "score", "target"]
 
 
 def target(op: str, dtype, *, params: dict | None = None, fn: Callable | None = None, arrays="numpy",
@@ -113,7 +62,7 @@ def target(op: str, dtype, *, params: dict | None = None, fn: Callable | None = 
         raise TypeError(f"{op}: fn must be callable, got {type(fn).__name__}")
     module, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None) or type(fn).__name__
     label = name or (f"{module}.{qual}" if module else qual)
-    return CallableTarget(op, params, d, fn=fn, convert=_converter(arrays), name=label)
+    return CallableTarget(op, params, d, fn=fn, convert=converter(arrays), name=label)
 
 
 def measure(t: Target, suite: str, *, profile: str = "ci", seed: int = 0, bits=None) -> Measurement:
