@@ -7,7 +7,7 @@ because a deferred import is still an edge of the graph. Layers, lowest first:
 
     dtype/promotion (nbx.dtype, nbx.promotion, nbx.errors) -> backend (nbx.backend) -> tensor
     -> kernels -> ops -> oracles (nbx.oracles, self-contained) -> harness -> cli (nbx.cli, nbx.__main__)
-    -> testing (nbx.testing, nbx.pytest_plugin) -> top (the nbx package itself, nbx/__init__.py)
+    -> top (the nbx package itself, nbx/__init__.py)
 
 A module may import its own layer or lower. `from P import x` imports the module P.x when it is one,
 else P: so `from .. import empty` in nbx/harness/ is an import of the top package, which only the cli
@@ -39,7 +39,6 @@ LAYERS = (
     ("oracles", ("nbx.oracles",)),
     ("harness", ("nbx.harness",)),
     ("cli", ("nbx.cli", "nbx.__main__")),
-    ("testing", ("nbx.testing", "nbx.pytest_plugin")),
     ("top", ("nbx",)),
 )
 TOP = "nbx"
