@@ -231,7 +231,11 @@ def cmd_run(a) -> int:
     from nbx.harness.run import runner
     from nbx.harness.report import Report, find_previous, new_run_id
     _check_names(a.op, a.dtype)
-    names = _targets(a.target)
+    names = _targets(a.target, a.target_as, a.target_arrays)
+    # callables and no --op: the ops they implement (written into argv, so the gate asks for those)
+    implied = [] if a.op else list(dict.fromkeys(n.partition("=")[2].partition("@")[0]
+                                                 for n in names if ":" in n))
+    ops = a.op or implied or None
     # The report's directory is claimed and known writable before any measuring: a second run
     # into it fails here with exit 2, a directory that cannot be written with exit 3, and neither
     # after the work.
@@ -252,12 +256,13 @@ def cmd_run(a) -> int:
         try:
             # a time limit (timeout, a scheduler) stops the measuring and still gets a report
             signal.signal(signal.SIGTERM, _stop)
-            ms = runner.run(a.op, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet,
+            ms = runner.run(ops, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet,
                             bits=a.bits, target_names=names)
             # what was measured is written whole: a SIGTERM from here on waits for it
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             info = nbx.backend_info()
-            argv = sys.argv[1:] + [f"--interrupted={d}/{t}" for d, t in runner.INTERRUPTED]
+            argv = sys.argv[1:] + [f"--op={o}" for o in implied] + [f"--interrupted={d}/{t}" for d, t in
+                                                                     runner.INTERRUPTED]
             rep = Report(run_id=run_id, backend=info, git_commit=_git_commit(), profile=a.profile,
                          argv=argv, measurements=ms)
             verdict = _gate_of(rep, budgets_path=budgets)
@@ -271,8 +276,9 @@ def cmd_run(a) -> int:
     print(f"nbx run: {len(own)} measurements on {info['id']} ({info['device']}), profile {a.profile}; "
           f"{errors} raised; report in {run_dir}")
     for name in names[1:]:
-        peer = [m for m in ms if m.target == name]
-        where = peer[0].target_info if peer else name
+        who = name.partition("=")[0]
+        peer = [m for m in ms if m.target == who]
+        where = peer[0].target_info if peer else who
         print(f"  peer {where}: {len(peer)} measurements, {sum(1 for m in peer if m.error)} raised "
               f"(reported, not gated)")
     for d, t in runner.INTERRUPTED:
@@ -284,12 +290,28 @@ def cmd_run(a) -> int:
     return _exit_of(verdict, ms, bool(runner.INTERRUPTED))
 
 
-def _targets(given) -> tuple:
+def _targets(given, ops_as=None, arrays=None) -> tuple:
     """The targets of `nbx run --target ...`: nbx first, always (it is what the run measures and
-    the gate judges), then each peer asked for, whose library must import (else a usage error that
-    names the option and how to install it)."""
+    the gate judges), then each peer asked for, whose library must import (else an environment
+    failure that names the option and how to install it), and each callable `module:function`, with
+    the op of its --as (default: the function's name) and the arrays of its --target-arrays, which
+    must import and name an op (else a usage error naming it)."""
+    from nbx.harness.targets import callable as CT
     from nbx.harness.targets import peers
-    names = [peers.NBX] + [n for n in dict.fromkeys(given or []) if n != peers.NBX]
+    given = list(given or [])
+    for i, n in enumerate(given):
+        if CT.is_callable_name(n):
+            path = n.partition("=")[0].partition("@")[0]
+            fn = path.rpartition(":")[2].rpartition(".")[2]
+            given[i] = CT.callable_name(path, (ops_as or {}).get(i, fn), (arrays or {}).get(i, "numpy"))
+            try:
+                CT.load(given[i])
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+            except ImportError as e:            # the array library of --target-arrays
+                raise EnvironmentFailure(f"--target {path}: --target-arrays needs {e.name or e}, which cannot be "
+                                         f"imported here ({e})") from None
+    names = [peers.NBX] + [n for n in dict.fromkeys(given) if n != peers.NBX]
     for n in names[1:]:
         try:
             peers.load(n)
@@ -648,6 +670,30 @@ def cmd_repro(a) -> int:
 
 
 # ---------------------------------------------------------------------- parser
+def _target(text: str) -> str:
+    """--target: a peer's name, or package.module:function."""
+    if text in TARGET_NAMES or ":" in text:
+        return text
+    raise argparse.ArgumentTypeError(f"--target {text!r}: allowed {', '.join(TARGET_NAMES)} or "
+                                     f"package.module:function")
+
+
+class _AfterTarget(argparse.Action):
+    """--as and --target-arrays: a value for the --target module:function given before it, kept
+    by that --target's position."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        given = getattr(namespace, "target", None) or []
+        if not given or ":" not in given[-1]:
+            parser.error(f"{option_string} {value}: give it after the --target package.module:function it "
+                         f"applies to")
+        by_target = dict(getattr(namespace, self.dest, None) or {})
+        if len(given) - 1 in by_target:
+            parser.error(f"{option_string} given twice for --target {given[-1]}")
+        by_target[len(given) - 1] = value
+        setattr(namespace, self.dest, by_target)
+
+
 def _sub(sub, name: str, help_text: str, **kw) -> argparse.ArgumentParser:
     return sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False,
                           epilog=EXIT_TEXT, **kw)
@@ -689,10 +735,19 @@ def parser() -> argparse.ArgumentParser:
                    help="progress on stderr: a bar with rate and ETA (on a terminal, the auto "
                         "default), or a plain line every 30 s (lines: logs, parallel shards)")
     r.add_argument("--quiet", action="store_true", help="no progress output")
-    r.add_argument("--target", action="append", choices=TARGET_NAMES, metavar="TARGET",
+    r.add_argument("--target", action="append", type=_target, metavar="TARGET",
                    help="also measure a peer's op of the same name on the same inputs and value suites: "
-                        "torch (repeatable; nbx, the default, is always measured and alone is gated; "
-                        "torch needs the optional extra: see README.md)")
+                        "torch (needs the optional extra: see README.md), or a function of yours, "
+                        "package.module:function, imported by that path (repeatable; nbx, the default, "
+                        "is always measured and alone is gated; with callables and no --op, the ops they "
+                        "implement are measured)")
+    r.add_argument("--as", dest="target_as", action=_AfterTarget, metavar="OP",
+                   help="the op the --target module:function before it implements (default: the "
+                        "function's name)")
+    r.add_argument("--target-arrays", action=_AfterTarget, metavar="LIB",
+                   choices=("numpy", "torch", "cupy", "jax", "nbx"),
+                   help="the arrays the --target module:function before it takes and returns: numpy "
+                        "(default), torch, cupy, jax or nbx (operands cross by DLPack)")
     r.set_defaults(fn=cmd_run)
 
     g = _sub(sub, "gate", "compare a report with the budgets; exit 1 on any failure (reads the "

@@ -25,6 +25,7 @@ from nbx.ops.verify import DIVISOR
 from nbx.harness.suites import bank
 from nbx.harness.inputs import cases as C
 from nbx.harness.suites import exhaustive as X
+from nbx.harness.targets import callable as CT
 from nbx.harness.targets import peers as P
 from nbx.harness.suites import structural as S
 from nbx.harness.inputs.cases import PROFILES
@@ -180,13 +181,19 @@ class Job:
 
 def jobs(ops=None, dtypes=None, wanted_suites=None, target_names=(P.NBX,)) -> list[Job]:
     """nbx's jobs (when "nbx" is among target_names), then each peer's: the same targets' value
-    suites, for the ops the peer has (peers.LACKING lists the others)."""
+    suites, for the ops the peer has (peers.LACKING lists the others); a callable's name
+    (`pkg.module:function=op`, targets/callable.py): the value suites of its op's targets."""
     ts = targets(ops, dtypes)
     out = []
     if P.NBX in target_names:
         for t in ts:
             out += [Job(t, s) for s in suites_for(t, wanted_suites)]
     for peer in [n for n in target_names if n != P.NBX]:
+        if CT.is_callable_name(peer):
+            template = CT.load(peer).template
+            out += [Job(CT.callable_of(t, template), s) for t in targets([template.op], dtypes)
+                    for s in suites_for(t, wanted_suites) if s in VALUE_SUITES]
+            continue
         for t in ts:
             if P.has_peer(peer, t.op):
                 out += [Job(peer_of(t, peer), s) for s in suites_for(t, wanted_suites) if s in VALUE_SUITES]

@@ -97,3 +97,70 @@ class CallableTarget(Target):
 def callable_of(t: Target, template: CallableTarget) -> CallableTarget:
     """template's callable on target t's row (its op, parameters and dtype)."""
     return replace(template, op=t.op, params=dict(t.params), dtype=t.dtype)
+
+
+# ---------------------------------------------------------------------- a callable named by its import path
+# `nbx run --target pkg.module:function --as exp --target-arrays torch` names the callable as
+# "pkg.module:function=exp@torch" among the run's targets: plain data that a worker process turns
+# back into the target by importing the function (load).
+def is_callable_name(name: str) -> bool:
+    """Whether a target name of `nbx run` names a callable ("pkg.module:function..."), not a peer."""
+    return ":" in str(name)
+
+
+def callable_name(path: str, op: str, arrays: str = "numpy") -> str:
+    return f"{path}={op}" + ("" if arrays == "numpy" else f"@{arrays}")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A callable target name, imported: its template target (op, fn, arrays; dtype and parameters
+    are the row's) and what the report says of it."""
+    template: CallableTarget
+    path: str
+    arrays: str
+
+    @property
+    def describe(self) -> str:
+        return f"{self.path} as {self.template.op} on {self.arrays} arrays through DLPack"
+
+
+_LOADED: dict = {}
+
+
+def load(name: str) -> Loaded:
+    """Import the function a callable target name names (once per process). A name that does not
+    parse, a module that does not import, a missing or non-callable attribute, an op nbx does not
+    have or an unknown array library: ValueError naming it."""
+    if name in _LOADED:
+        return _LOADED[name]
+    import importlib
+    rest, _, arrays = str(name).partition("@")
+    path, _, op = rest.partition("=")
+    module, _, attr = path.partition(":")
+    arrays = arrays or "numpy"
+    if not module or not attr or not all(p.isidentifier() for p in module.split(".") + attr.split(".")):
+        raise ValueError(f"--target {path}: expected package.module:function (a dotted module path, a colon, "
+                         f"the function's name)")
+    try:
+        obj = importlib.import_module(module)
+    except Exception as e:  # noqa: BLE001 (whatever the module raises on import is the user's to see)
+        raise ValueError(f"--target {path}: cannot import module {module!r} ({type(e).__name__}: {e}); "
+                         f"is it on PYTHONPATH?") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"--target {path}: module {module!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"--target {path}: {attr!r} is a {type(obj).__name__}, not a callable")
+    op = op or attr.rpartition(".")[2]
+    if op not in OPS:
+        raise ValueError(f"--target {path}: {op!r} is not an op of nbx; name the op it implements with --as OP "
+                         f"(`nbx ops` lists them)")
+    if arrays not in ARRAYS:
+        raise ValueError(f"--target {path}: --target-arrays {arrays!r}; allowed: {', '.join(ARRAYS)}")
+    spec = OPS[op]
+    template = CallableTarget(op, {}, spec.dtypes[0], fn=obj, convert=converter(arrays), name=path)
+    loaded = Loaded(template, path, arrays)
+    _LOADED[name] = loaded
+    return loaded

@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass
 
 
+from nbx.harness.targets import callable as CT
 from nbx.harness.targets.target import Target
 
 NBX = "nbx"
@@ -194,7 +195,11 @@ _LOADED: dict = {}
 
 def load(peer: str) -> PeerInfo:
     """Import the peer's library (lazily, once) and say what it is and where it runs; raises
-    PeerUnavailable (the option and how to install it) when it cannot be imported."""
+    PeerUnavailable (the option and how to install it) when it cannot be imported. A callable's
+    name (`pkg.module:function=op`, targets/callable.py) imports its function instead."""
+    if CT.is_callable_name(peer):
+        loaded = CT.load(peer)
+        return PeerInfo(loaded.path, f"as {loaded.template.op}", f"{loaded.arrays} arrays through DLPack")
     if peer not in PEERS:
         raise PeerUnavailable(f"--target {peer}: unknown target; allowed: {', '.join(TARGETS)}")
     if peer in _LOADED:
