@@ -120,9 +120,11 @@ REF = {
 # `nbx run --suite pairs --profile nightly` before the float64 path (the float32 path gave the
 # neighbour), (-2^-10, -21840) of sub:alpha=3 from the H200 (65520 - 2^-10 rounded to float32 is
 # float16's overflow midpoint 65520, then inf), bfloat16 sub:alpha=3 pairs from a search, and
-# hand-made ties: hypot(1233, 1644) = 2055 (3-4-5 times 411), pow's 3^7 = 2187 and 169^1.5 = 2197,
-# exact float16 midpoints that go to even, and swiglu's float16 62 * 62.5 = 3875 (sigmoid(62) is
-# 1.0 in float64; the exact value is below the midpoint).
+# hand-made ties: hypot(1233, 1644) = 2055 (3-4-5 times 411), pow's 3^7 = 2187, 169^1.5 = 2197,
+# 625^1.25 = 3125 and 81^1.75 = 2187, exact float16 midpoints that go to even, and swiglu's float16
+# 62 * 62.5 = 3875 (sigmoid(62) is 1.0 in float64; the exact value is below the midpoint); and
+# pow's exact ties that libdevice's pow missed on an H100 (0.095703125^2, 30^3, 900^1.5; bfloat16
+# squares, cubes and 1.5 powers), which take math.pow's exact path.
 WITNESSES = [
     ("sub:alpha=3", "float16", (0x9400, 0xF555), 0x7BFF),
     ("sub:alpha=3", "float16", (0x0FF4, 0x6AB2), 0xF105),
@@ -155,6 +157,14 @@ WITNESSES = [
     ("hypot", "float16", (0x64D1, 0x666C), 0x6804),
     ("pow", "float16", (0x4200, 0x4700), 0x6846),
     ("pow", "float16", (0x5948, 0x3E00), 0x684A),
+    ("pow", "float16", (0x60E2, 0x3D00), 0x6A1A),
+    ("pow", "float16", (0x5510, 0x3F00), 0x6846),
+    ("pow", "float16", (0x2E20, 0x4000), 0x20B0),
+    ("pow", "float16", (0x4F80, 0x4200), 0x7698),
+    ("pow", "float16", (0x6308, 0x3E00), 0x7698),
+    ("pow", "bfloat16", (0x1F20, 0x4000), 0x000C),
+    ("pow", "bfloat16", (0x2444, 0x3FC0), 0x16AC),
+    ("pow", "bfloat16", (0x31E0, 0x4040), 0x16AC),
 ]
 
 
@@ -180,7 +190,7 @@ def test_a_pair_the_float32_path_misrounded_is_rounded_once(label, dt, bits, wan
 
 def test_the_hand_made_witnesses_are_float16_midpoints():
     """Each exact value is an odd multiple of half a float16 ulp (else it would test nothing)."""
-    for v in (1233 ** 2 + 1644 ** 2, 2187 ** 2, 2197 ** 2, 3875 ** 2):
+    for v in (1233 ** 2 + 1644 ** 2, 2187 ** 2, 2197 ** 2, 3125 ** 2, 3875 ** 2):
         r = math.isqrt(v)
         assert r * r == v and 2048 <= r < 4096 and r % 2 == 1          # ulp 2 there: odd = midpoint
 
@@ -222,6 +232,23 @@ def test_sums_with_alpha_round_once_on_a_block_of_pairs(label, dt):
     bad = np.nonzero(got != want)[0]
     assert len(bad) == 0, [(hex(int(a[i:i + 1].view(np.uint16)[0])), hex(int(b[i:i + 1].view(np.uint16)[0])))
                            for i in bad[:5]]
+
+
+def test_pow_takes_the_exact_value_where_libdevice_misses_it(monkeypatch):
+    """libdevice's pow one float64 ulp off (as the GPU's was at exact results): the exact path
+    (square roots and repeated squaring, each step checked) still gives the float16 ties to even,
+    and a result that is not exact keeps libdevice's value."""
+    from nbx.backend import interpreter_libdevice as IL
+    real = IL.SYMBOLS["pow"]
+    monkeypatch.setitem(IL.SYMBOLS, "pow", lambda a, b: np.nextafter(real(a, b), np.inf))
+    bits = [(0x2E20, 0x4000, 0x20B0), (0x4F80, 0x4200, 0x7698), (0x6308, 0x3E00, 0x7698), (0x60E2, 0x3D00, 0x6A1A),
+            (0x5510, 0x3F00, 0x6846), (0x4200, 0x4700, 0x6846), (0xCF80, 0x4200, 0xF698)]
+    a, b = (np.array([t[i] for t in bits], dtype=np.uint16).view(np.float16) for i in (0, 1))
+    got = nbx.pow(nbx.from_numpy(a), nbx.from_numpy(b)).numpy().view(np.uint16)
+    assert [hex(g) for g in got] == [hex(t[2]) for t in bits]
+    x = np.array([1.1, 3.0], dtype=np.float64)              # float64 results: libdevice's, untouched
+    assert np.array_equal(nbx.pow(nbx.from_numpy(x), nbx.from_numpy(np.array([2.5, 0.3]))).numpy(),
+                          np.nextafter(np.power(x, [2.5, 0.3]), np.inf))
 
 
 # ---------------------------------------------------------------------- the helpers

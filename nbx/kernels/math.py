@@ -127,6 +127,15 @@ def _sum_round_to_odd(p, c):
 
 
 @triton.jit
+def product_rn(a, b):
+    """a*b rounded once, as a value the GPU compiler cannot fuse into a following addition: an fma
+    with a +0 addend (not folded to a multiply: a -0 product comes back +0). With fp fusion on, a
+    plain a*b + c becomes fma(a, b, c) and skips the rounding that TwoSum (with_residual) is
+    handed, which misrounded leaky_relu's float16 ties on an H100 (21 of 65,536 inputs)."""
+    return libdevice.fma(a, b, tl.zeros_like(a))
+
+
+@triton.jit
 def with_residual(v, lo):
     """v + lo rounded to odd, for a result stored narrower than float64: v a float64 value that is
     exact where it could be a rounding tie of the storage format (x/2, y/x), lo the first term the
@@ -134,7 +143,8 @@ def with_residual(v, lo):
     nearest, v + lo is v again, the tie, and ties-to-even picks the side lo does not point to half
     the time (bfloat16 subnormal x of silu, gelu, hardswish: 128 of 65,536 inputs each); rounded to
     odd it keeps lo's side through the store's one rounding. Zeros keep their sign (lo = 0), and
-    infinities and NaN stay v."""
+    infinities and NaN stay v. v must be exact or rounded on its own (product_rn), never a product
+    the compiler can fuse into the sum."""
     return tl.where((lo == 0) | (v - v != 0), v, _sum_round_to_odd(v, lo))
 
 
@@ -270,26 +280,87 @@ def erfc(x):
 @triton.jit
 def atan2(y, x, NARROW: tl.constexpr):
     """atan2 in float64. For a result stored narrower than float64 (float32 operands, or NARROW:
-    float16/bfloat16 computed in float64), x > 0 and 0 < |y/x| < 2^-26 take y/x - (y/x)^3/3 (the
-    next term is 2^-104 of the first): where y/x is a rounding tie M of the narrow format it is exact
-    in float64 (y = M x has at most 25 + 24 bits), libdevice returns that tie, and the cubic term,
-    added rounded to odd (with_residual), keeps the side the exact value lies on. Through float32 and
-    without the term: float16 716,930 and bfloat16 26,078 of 2^32 pairs misrounded on the H200."""
+    float16/bfloat16 computed in float64), x > 0 and 0 < |y/x| < 2^-20 take y/x - (y/x)^3/3 (the
+    next term is 2^-80 of the first): where y/x is a rounding tie M of the narrow format it is exact
+    in float64 (y = M x has at most 25 + 24 bits), and the cubic term, t^2/3 of it, is within a few
+    float64 ulps of M up to t ~ 2^-25, where libdevice may return M itself; added rounded to odd
+    (with_residual) it keeps the side the exact value lies on. From t = 2^-20 on the term is 2^-41.6
+    of M, far beyond libdevice's error. Through float32 and without the term: float16 716,930 and
+    bfloat16 26,078 of 2^32 pairs misrounded on the H200."""
     wy = _wide(y)
     wx = _wide(x)
     r = libdevice.atan2(wy, wx)
     if NARROW or y.dtype == tl.float32:
         q = wy / wx
-        small = (wx > 0) & (tl.abs(q) < 2.0 ** -26) & (q != 0)
+        small = (wx > 0) & (tl.abs(q) < 2.0 ** -20) & (q != 0)
         r = tl.where(small, with_residual(q, q * q * q * (-1.0 / 3.0)), r)
     return r.to(y.dtype)
 
 
 @triton.jit
+def _exact_product(x, y, exact):
+    """x*y in float64, and whether it and every product before it were exact (fma residual 0)."""
+    p = x * y
+    return p, exact & (libdevice.fma(x, y, p * -1.0) == 0)
+
+
+@triton.jit
+def _exact_power(a, b):
+    """|a|^b where b = m / 2^k (k <= 3, 0 < |m| <= 64) and every step is exact: k exact square roots
+    of |a| (sqrt is correctly rounded, so a perfect square's root is exact; checked by fma), then
+    the root to the |m| by repeated squaring (each product checked), and 1/x for m < 0. Returns
+    (value, exact); where exact is False the value is not used."""
+    root = tl.abs(a)
+    t = b
+    found = b != b                            # all False
+    value = root
+    for k in tl.static_range(4):
+        m = tl.abs(t)
+        take = (~found) & (m == libdevice.floor(m)) & (m <= 64.0) & (m > 0)
+        e = tl.where(take, m, 0.0).to(tl.int32)
+        ok = take
+        res = tl.full(root.shape, 1.0, tl.float64)
+        base = root
+        for _ in tl.static_range(7):
+            prod, ok_prod = _exact_product(res, base, ok)
+            res = tl.where((e & 1) != 0, prod, res)
+            ok = tl.where((e & 1) != 0, ok_prod, ok)
+            e = e >> 1
+            sq, ok_sq = _exact_product(base, base, ok)
+            base = sq
+            ok = tl.where(e != 0, ok_sq, ok)
+        inv = 1.0 / res
+        ok = tl.where(t < 0, ok & (libdevice.fma(inv, res, tl.full(res.shape, -1.0, tl.float64)) == 0), ok)
+        res = tl.where(t < 0, inv, res)
+        value = tl.where(take & ok, res, value)
+        found = found | (take & ok)
+        if k < 3:
+            r2 = libdevice.sqrt(root)
+            root = tl.where(libdevice.fma(r2, r2, root * -1.0) == 0, r2, float("nan"))
+            t = t * 2.0
+    return value, found
+
+
+@triton.jit
 def pow(a, b):
     """libdevice's float64 pow. float32 operands (float32, float16 and bfloat16 computations) get the
-    float64 value, for the store's one rounding to the result's format."""
-    return libdevice.pow(_wide(a), _wide(b))
+    float64 value, for the store's one rounding to the result's format; where a^b is exact in
+    float64 by k <= 3 square roots and a power |m| <= 64 (b = m/2^k), that exact value: libdevice's
+    pow is not exact there on the GPU (pow(0.095703125, 2) = 2401/2^18, a float16 midpoint, came
+    back above it; 9 float16 and 46 bfloat16 of 2^32 pairs misrounded on an H100), and an exact
+    rounding tie of the result's format can only be such a value (b is dyadic; a^(m/2^k) rational
+    needs a = c^(2^k), so every root along the way is exact)."""
+    wa = _wide(a)
+    wb = _wide(b)
+    r = libdevice.pow(wa, wb)
+    if a.dtype == tl.float32:
+        v, exact = _exact_power(wa, wb)
+        odd = (wb == libdevice.floor(wb)) & (libdevice.fmod(tl.abs(wb), tl.full(wb.shape, 2.0, tl.float64)) == 1.0)
+        v = tl.where((wa < 0) & odd, v * -1.0, v)
+        # a negative a only with an integer b (k = 0); zeros, infinities and NaN stay libdevice's
+        use = exact & (wa - wa == 0) & (wa != 0) & ((wa > 0) | (wb == libdevice.floor(wb))) & (r - r == 0) & (r != 0)
+        r = tl.where(use, v, r)
+    return r
 
 
 # ---------------------------------------------------------------- conversions

@@ -7,10 +7,10 @@ float64 inputs the same formulas run in float64 and cost a few ulp. Where a resu
 float64 is x*c, a rounding tie of a subnormal result (silu, gelu, hardswish and elu's alpha x, glu
 and swiglu's a/2), float64 holds the tie and loses the x^2 term that moves the exact value off it;
 those bodies add that term rounded to odd (m.with_residual, below |x| = 2^-30) for float32 and, as
-their `_16` forms, for float16/bfloat16: 0 of 65,536 bfloat16 inputs misrounded, 128 before
-(`nbx run --suite exhaustive16 --op silu --dtype bfloat16`). The float64 arithmetic is not hidden behind memory: on the H200 these
-ops run at 0.30 (gelu, mish) to 0.94 (relu, leaky_relu) of a device copy
-(reports/h200/gpu-check-20261204.md).
+their `_16` forms, for float16/bfloat16: 0 of 65,536 bfloat16 inputs of silu misrounded, where
+ties-to-even on x/2 misrounds 128 (`nbx run --suite exhaustive16 --op silu --dtype bfloat16`).
+The float64 arithmetic is not hidden behind memory: on the H200 these ops run at 0.30 (gelu, mish)
+to 0.94 (relu, leaky_relu) of a device copy (reports/h200/gpu-check-20261204.md).
 
 Parameters (alpha, negative_slope, beta, threshold) travel as float64, the binary64 value the
 caller passed, so `negative_slope * x` is the product of the two exact values rounded once (the
@@ -74,7 +74,7 @@ def _tie_safe(x, w, r, v, lo, NARROW: tl.constexpr):
     narrower than float64: a float32 computation, or NARROW (the `_16` bodies: float16/bfloat16
     computed in float64). v is the series' exact first term (x/2), lo the term float64 loses."""
     if NARROW or x.dtype == tl.float32:
-        r = tl.where(tl.abs(w) < TINY, m.with_residual(v, lo), r)
+        r = tl.where((tl.abs(w) < TINY) & (w != 0), m.with_residual(v, lo), r)
     return r
 
 
@@ -178,7 +178,8 @@ def _leaky_relu_impl(x, slope, NARROW: tl.constexpr):
     w = m.widen(x)
     v = slope * w
     if NARROW or x.dtype == tl.float32:
-        v = m.with_residual(v, m.fma(slope, w, v * -1.0))
+        p = m.product_rn(slope, w)
+        v = tl.where(w == 0, v, m.with_residual(p, m.fma(slope, w, p * -1.0)))
     return tl.where(w > 0, w, v).to(x.dtype)
 
 
@@ -198,8 +199,8 @@ def _elu_impl(x, alpha, NARROW: tl.constexpr):
     # alpha*expm1(x) = alpha x + alpha x^2/2 + O(x^3); alpha x rounds in float64 unless alpha is
     # short, so the residual carries the product's error (fma) too.
     w = m.widen(x)
-    v = alpha * w
-    lo = m.fma(alpha, w, -v) + v * w * 0.5
+    v = m.product_rn(alpha, w)
+    lo = m.fma(alpha, w, v * -1.0) + v * w * 0.5
     r = _tie_safe(x, w, alpha * m.expm1(w), v, lo, NARROW)
     return tl.where(w > 0, w, r).to(x.dtype)
 

@@ -208,7 +208,7 @@ def _addcdiv(x, t1, t2, value):
         # quotient returned rounds on the store (float32, float16, bfloat16) as the exact value
         # does. Non-finite operands or result, a zero t2 and an exact zero (its sign) take the
         # plain form.
-        p = value * w1
+        p = m.product_rn(value, w1)
         xt = wx * w2
         s = p + xt
         bb = s - p
