@@ -101,6 +101,42 @@ def _bits(text: str) -> tuple[int, int]:
     return lo, hi
 
 
+def _positive_int(flag: str):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes a whole number >= 1, got {text!r}") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{flag} takes a whole number >= 1, got {text!r}")
+        return v
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--job-timeout takes seconds > 0, got {text!r}") from None
+    if not 0 < v < float("inf"):
+        raise argparse.ArgumentTypeError(f"--job-timeout takes seconds > 0, got {text!r}")
+    return v
+
+
+def _count(flag: str, most: int):
+    """A case count: a whole number or 2^k, 1 .. most."""
+    def parse(text: str) -> int:
+        t = text.strip().replace("**", "^")
+        try:
+            v = 2 ** int(t[2:]) if t.startswith("2^") else int(t, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes a count such as 65536 or 2^16, got {text!r}") from None
+        if not 1 <= v <= most:
+            raise argparse.ArgumentTypeError(f"{flag} {text}: need 1 <= N <= 2^{most.bit_length() - 1}")
+        return v
+    return parse
+
+
 def _ulp(text: str) -> float:
     try:
         v = float(text)
@@ -225,11 +261,18 @@ def _publish(rep, run_dir: Path, latest: Path | None, *, verdict, previous, what
 # ---------------------------------------------------------------------- commands
 def cmd_run(a) -> int:
     import signal
+    import socket
 
     import nbx
     from nbx.harness import progress
     from nbx.harness.run import runner
     from nbx.harness.report import Report, find_previous, new_run_id
+    from nbx.harness.report.json_report import mark_incomplete
+    from nbx.harness.run.resume import JobStore
+    argv, run_id = list(a.argv), new_run_id()
+    resume_dir = Path(a.resume) if a.resume else None
+    if resume_dir is not None:
+        a, argv, run_id = _resumed(a, resume_dir)
     _check_names(a.op, a.dtype)
     names = _targets(a.target, a.target_as, a.target_arrays)
     # callables and no --op: the ops they implement (written into argv, so the gate asks for those)
@@ -239,8 +282,8 @@ def cmd_run(a) -> int:
     # The report's directory is claimed and known writable before any measuring: a second run
     # into it fails here with exit 2, a directory that cannot be written with exit 3, and neither
     # after the work.
-    run_id = new_run_id()
-    run_dir = Path(a.out) if a.out else HISTORY / run_id
+    executor, sizes = _executor(a), _sizes(a)
+    run_dir = resume_dir or (Path(a.out) if a.out else HISTORY / run_id)
     latest = None if a.out else REPORTS / "latest"
     budgets = Path(a.budgets) if a.budgets else None
     with _claim(run_dir, "the report", "--out DIR"):
@@ -248,6 +291,14 @@ def cmd_run(a) -> int:
             _writable(latest.parent, "the `latest` link", "--out DIR, which moves no link")
         i, n = a.shard
         progress.configure(mode=a.progress, tag=f"shard {i}/{n}" if n > 1 else "")
+        plan = runner.Plan.of(ops, a.dtype, a.suite, a.profile, a.seed, a.shard, a.bits, names, sizes,
+                              nbx.backend_id())
+        store = JobStore(run_dir)
+        # Marked incomplete from the start: a run killed while measuring leaves a directory that no
+        # reader takes for a report, and whose finished jobs `--resume` keeps.
+        mark_incomplete(run_dir, run_id=run_id)
+        if resume_dir is None:
+            store.start(run_id=run_id, argv=argv, plan=plan)
 
         def _stop(*_):
             raise KeyboardInterrupt
@@ -256,12 +307,20 @@ def cmd_run(a) -> int:
         try:
             # a time limit (timeout, a scheduler) stops the measuring and still gets a report
             signal.signal(signal.SIGTERM, _stop)
-            ms = runner.run(ops, a.dtype, a.suite, a.profile, a.seed, a.shard, progress=not a.quiet,
-                            bits=a.bits, target_names=names)
+            try:
+                ms = runner.execute(plan, progress=not a.quiet, executor=executor, store=store)
+            except runner.ExecutorFailed as e:
+                raise EnvironmentFailure(f"{_scheduling(a)}: {e}; the jobs finished so far are in {store.dir}: "
+                                         f"`nbx run --resume {run_dir}` runs the rest") from None
             # what was measured is written whole: a SIGTERM from here on waits for it
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             info = nbx.backend_info()
-            argv = sys.argv[1:] + [f"--op={o}" for o in implied] + [f"--interrupted={d}/{t}" for d, t in
+            ran_on = executor.describe() if executor is not None else {
+                "executor": "in-process (--jobs 1)", "nodes": socket.gethostname(),
+                "gpus": info["device"] if info.get("backend") == "cuda" else "none"}
+            info.update(ran_on)
+            info.update({k: str(v) for k, v in (("tuples", a.tuples), ("float64_cases", a.float64_cases)) if v})
+            argv = argv + [f"--op={o}" for o in implied] + [f"--interrupted={d}/{t}" for d, t in
                                                                      runner.INTERRUPTED]
             rep = Report(run_id=run_id, backend=info, git_commit=_git_commit(), profile=a.profile,
                          argv=argv, measurements=ms)
@@ -275,6 +334,7 @@ def cmd_run(a) -> int:
     errors = sum(1 for m in own if m.error)
     print(f"nbx run: {len(own)} measurements on {info['id']} ({info['device']}), profile {a.profile}; "
           f"{errors} raised; report in {run_dir}")
+    print(f"  ran on: {ran_on['executor']}; nodes {ran_on['nodes']}; GPUs {ran_on['gpus']}")
     for name in names[1:]:
         who = name.partition("=")[0]
         peer = [m for m in ms if m.target == who]
@@ -282,12 +342,85 @@ def cmd_run(a) -> int:
         print(f"  peer {where}: {len(peer)} measurements, {sum(1 for m in peer if m.error)} raised "
               f"(reported, not gated)")
     for d, t in runner.INTERRUPTED:
-        print(f"  stopped after {d} of {t} jobs (SIGTERM or SIGINT): the rest were not measured")
+        print(f"  stopped after {d} of {t} jobs (SIGTERM or SIGINT): the rest were not measured; "
+              f"`nbx run --resume {run_dir}` runs them")
     for m in [m for m in own if m.error][:10]:
         print(f"  {m.op} {m.dtype} {m.suite}: {m.error}")
     _print_verdict(verdict)
     print(f"  summary: {run_dir / 'summary.md'}")
     return _exit_of(verdict, ms, bool(runner.INTERRUPTED))
+
+
+# `nbx run`'s options that say how and where a run executes, not what it measures: a resumed run
+# takes these from its own command line and every other option from the run it resumes.
+SCHEDULING_OPTIONS = ("jobs", "job_timeout", "executor", "address", "resume", "out", "progress", "quiet",
+                      "history", "budgets")
+
+
+def _resumed(a, directory: Path):
+    """The options of the run recorded in directory (run/resume.py) with this command's scheduling
+    options, its argv and its run id. An option of what to measure given here that differs from
+    the recorded one is a usage error: the resumed report must be the run's."""
+    from nbx.harness.run.resume import JobStore
+    if a.out and Path(a.out).resolve() != directory.resolve():
+        raise UsageError(f"nbx run --resume {directory}: the report goes into {directory}; leave out --out")
+    try:
+        record = JobStore(directory).record()
+    except ValueError as e:
+        raise UsageError(f"nbx run --resume {directory}: {e}") from None
+    argv = [str(x) for x in record["argv"]]
+    try:
+        b = parser().parse_args(argv)
+    except SystemExit:
+        raise UsageError(f"nbx run --resume {directory}: its recorded command line no longer parses: "
+                         f"nbx {' '.join(argv)}") from None
+    if b.cmd != "run":
+        raise UsageError(f"nbx run --resume {directory}: its record is not of `nbx run`: nbx {' '.join(argv)}")
+    default = parser().parse_args(["run"])
+    for k, v in vars(a).items():
+        if k in SCHEDULING_OPTIONS or k in ("fn", "cmd", "argv"):
+            continue
+        if v != getattr(default, k, None) and v != getattr(b, k, None):
+            raise UsageError(f"nbx run --resume {directory}: --{k.replace('_', '-')} comes from the run being "
+                             f"resumed (nbx {' '.join(argv)}); leave it out")
+    for k in SCHEDULING_OPTIONS:
+        setattr(b, k, getattr(a, k))
+    # the report goes where the run's went: `latest` moves only if the run moved it
+    b.out = str(directory) if any(x == "--out" or x.startswith("--out=") for x in argv) else None
+    b.argv = argv
+    return b, argv, str(record["run_id"])
+
+
+def _scheduling(a) -> str:
+    return f"--executor {a.executor}" if a.executor != "pool" else f"--jobs {a.jobs}"
+
+
+def _executor(a):
+    """The executor of `nbx run`'s scheduling options (run/pool.py, run/ray_executor.py), or None
+    for the in-process path (`--jobs 1` without a time limit). Ray not installed: exit 3."""
+    if a.address is not None and a.executor != "ray":
+        raise UsageError("nbx run --address: only with --executor ray (the pool runs on this machine)")
+    if a.executor == "ray":
+        from nbx.harness.run import ray_executor
+        try:
+            ray_executor.import_ray()
+        except ray_executor.RayUnavailable as e:
+            raise EnvironmentFailure(f"--executor ray: {e}") from None
+        return ray_executor.RayExecutor(a.address, jobs_per_gpu=a.jobs, job_timeout=a.job_timeout)
+    if a.jobs > 1 or a.job_timeout is not None:     # a time limit needs a worker it can kill
+        from nbx.harness.run.pool import LocalPool
+        return LocalPool(a.jobs, a.job_timeout)
+    return None
+
+
+def _sizes(a) -> dict:
+    """runner.profile_sizes's overrides from --tuples and --float64-cases."""
+    sizes = {}
+    if a.tuples:
+        sizes.update(pairs32=a.tuples, pairs32_interpreter=a.tuples)
+    if a.float64_cases:
+        sizes.update(sweep64=a.float64_cases, pairs64=a.float64_cases)
+    return sizes
 
 
 def _targets(given, ops_as=None, arrays=None) -> tuple:
@@ -748,6 +881,28 @@ def parser() -> argparse.ArgumentParser:
                    choices=("numpy", "torch", "cupy", "jax", "nbx"),
                    help="the arrays the --target module:function before it takes and returns: numpy "
                         "(default), torch, cupy, jax or nbx (operands cross by DLPack)")
+    r.add_argument("--jobs", type=_positive_int("--jobs"), default=1, metavar="N",
+                   help="run the jobs on N local worker processes, each taking the next job (costliest "
+                        "first) as it finishes one (default 1: in this process); with --executor ray, "
+                        "the jobs that share one GPU on the CUDA backend")
+    r.add_argument("--job-timeout", type=_seconds, metavar="S",
+                   help="a job still running after S seconds has its worker killed and is reported as "
+                        "timed out, which fails the gate (the jobs then run in worker processes)")
+    r.add_argument("--executor", choices=("pool", "ray"), default="pool",
+                   help="where the jobs run: pool (local worker processes, the default) or ray (Ray tasks "
+                        "on a cluster: pip install -e .[ray]; README.md)")
+    r.add_argument("--address", metavar="ADDR",
+                   help="with --executor ray: the cluster's address (auto, host:port, ray://host:10001; "
+                        "default: a local cluster started for the run)")
+    r.add_argument("--resume", metavar="DIR",
+                   help="finish the run whose report directory is DIR: only the jobs it lacks run, with "
+                        "its options (the scheduling options may differ), and its report goes into DIR")
+    r.add_argument("--tuples", type=_count("--tuples", 1 << 32), metavar="N",
+                   help="stratified operand tuples of each float32 binary and ternary pairs job, decided "
+                        "on the device (N or 2^k; default: the profile's, 2^32 in exhaustive on CUDA)")
+    r.add_argument("--float64-cases", type=_count("--float64-cases", 1 << 32), metavar="N",
+                   help="host-decided cases of each float64 sweep and pairs job (N or 2^k; default: the "
+                        "profile's, 2^14 sweep and 2^12 pairs in exhaustive)")
     r.set_defaults(fn=cmd_run)
 
     g = _sub(sub, "gate", "compare a report with the budgets; exit 1 on any failure (reads the "
@@ -858,6 +1013,7 @@ def main(argv=None) -> int:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)    # `nbx ... | head` ends quietly
     p = parser()
     a = p.parse_args(argv)
+    a.argv = list(argv) if argv is not None else sys.argv[1:]     # as the report records it
     try:
         return a.fn(a)
     except EnvironmentFailure as e:

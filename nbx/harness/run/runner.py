@@ -4,8 +4,12 @@ Suites: `bank` (the committed reference cases), `exhaustive16` (every input of a
 dtype, unary ops, unless the op's Verify.exhaustive16 asks for a sweep), `sweep` (stratified
 float32/float64 or integer samples, unary ops), `pairs` (sampled operand tuples, binary and ternary
 ops), and the structural suites of suites/structural.py (`layout`, `intdiv`). Operands and case counts per
-profile: cases.py. Every job is a pure function of (target, suite, profile, seed): `--shard i/n`
-runs the i-th of n shares of similar estimated cost (shard_of), and `nbx report merge` joins them.
+profile: cases.py, which `--tuples` and `--float64-cases` override (sizes). Every job is a pure
+function of (target, suite, profile, sizes, seed), so a job runs the same anywhere: in this process
+(run), on a local pool of worker processes or as a Ray task (run/pool.py, run/ray_executor.py), with
+each finished job written into the run directory (run/resume.py) so that a killed run resumes.
+`--shard i/n` runs the i-th of n shares of similar estimated cost (shard_of), for external job
+arrays, and `nbx report merge` joins them.
 
 Peers (`--target torch`, harness/targets/peers.py): the same targets' value suites run again with the peer
 library's op of the same name, on the same inputs, scored the same way; their measurements carry
@@ -13,6 +17,7 @@ the peer's name in `target`. Their jobs follow nbx's.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from dataclasses import dataclass
@@ -49,10 +54,18 @@ def suites_for(t: Target, wanted=None) -> list[str]:
     return [s for s in out if not wanted or s in wanted]
 
 
-def batches(t: Target, suite: str, profile: str, seed: int, bits=None):
+def profile_sizes(profile: str, sizes=None) -> dict:
+    """The case counts of a profile (cases.PROFILES) with the overrides in sizes (a dict or pairs:
+    `nbx run --tuples N` sets pairs32 and pairs32_interpreter, `--float64-cases N` sweep64 and
+    pairs64)."""
+    return {**PROFILES[profile], **dict(sizes or ())}
+
+
+def batches(t: Target, suite: str, profile: str, seed: int, bits=None, sizes=None):
     """Operand arrays for one job, in batches of at most BATCH cases. bits (lo, hi): a unary sweep
-    of float32, or exhaustive16, takes the bit patterns lo .. hi - 1 only."""
-    sizes = PROFILES[profile]
+    of float32, or exhaustive16, takes the bit patterns lo .. hi - 1 only. sizes: profile_sizes's
+    overrides."""
+    sizes = profile_sizes(profile, sizes)
     dts = t.operand_dtypes()
     rng = C.rng_for(seed, t.label, t.dtype.name, suite)
     if suite == "exhaustive16":
@@ -107,15 +120,15 @@ def _bit_range(t: Target, suite: str, profile: str, bits):
     return None
 
 
-def _sample_range(t: Target, suite: str, profile: str, bits):
+def _sample_range(t: Target, suite: str, profile: str, bits, sizes=None):
     """The tuple indices a float32 binary or ternary pairs job takes from the stratified sample made
     on the device (exhaustive.sample; None: the host's batches): bits, else the profile's pairs32
-    (pairs32_interpreter under the interpreter)."""
+    (pairs32_interpreter under the interpreter), which `--tuples` sets in any profile."""
     if suite != "pairs" or not X.sampled(t):
         return None
     if bits is not None:
         return bits
-    n = PROFILES[profile].get("pairs32" if IS_CUDA else "pairs32_interpreter", 0)
+    n = profile_sizes(profile, sizes).get("pairs32" if IS_CUDA else "pairs32_interpreter", 0)
     return (0, n) if n else None
 
 
@@ -127,8 +140,9 @@ def _swept_on_device(t: Target, span, profile: str, bits) -> bool:
         t.dtype is D.float32 or t.oracle_arity == 2 or bits is not None or profile == "exhaustive")
 
 
-def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=None):
+def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=None, sizes=None):
     """One Measurement; an exception becomes the measurement's `error` (the gate fails it).
+    sizes: overrides of the profile's case counts (profile_sizes).
     A unary float job over a whole range of bit patterns (float32 exhaustive, 16-bit in the
     exhaustive profile, or bits) is decided on the device where the op has a device oracle
     (exhaustive.py), as is a float32 binary or ternary pairs job in the exhaustive profile or with
@@ -137,7 +151,8 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
     acc = Accumulator(t, suite, backend)
     error = ""
     span = _bit_range(t, suite, profile, bits) if suite in ("sweep", "exhaustive16", "pairs") else None
-    tuples = _sample_range(t, suite, profile, bits)
+    tuples = _sample_range(t, suite, profile, bits, sizes)
+    limits = profile_sizes(profile, sizes)
     other = t.name != P.NBX
     try:
         if other and suite not in VALUE_SUITES:
@@ -145,17 +160,17 @@ def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=N
         if suite == "bank":
             bank.measure_bank(t, acc)
         elif tuples is not None:
-            left_out = X.sample(t, tuples[0], tuples[1], acc, seed, max_host=PROFILES[profile].get("pairs32_host"))
+            left_out = X.sample(t, tuples[0], tuples[1], acc, seed, max_host=limits.get("pairs32_host"))
             if left_out:
                 print(f"nbx run: {t.label} {t.dtype.name} pairs: {left_out:,} undecided tuples beyond the "
-                      f"host's {PROFILES[profile]['pairs32_host']:,} left out of the sample", file=sys.stderr)
+                      f"host's {limits['pairs32_host']:,} left out of the sample", file=sys.stderr)
         elif _swept_on_device(t, span, profile, bits):
-            left_out = X.sweep(t, span[0], span[1], acc, max_host=PROFILES[profile].get("sweep_host"))
+            left_out = X.sweep(t, span[0], span[1], acc, max_host=limits.get("sweep_host"))
             if left_out:
                 print(f"nbx run: {t.label} {t.dtype.name} {suite}: {left_out:,} undecided inputs beyond the "
-                      f"host's {PROFILES[profile]['sweep_host']:,} left out", file=sys.stderr)
+                      f"host's {limits['sweep_host']:,} left out", file=sys.stderr)
         elif suite in VALUE_SUITES:
-            for arrays in batches(t, suite, profile, seed, bits):
+            for arrays in batches(t, suite, profile, seed, bits, sizes):
                 got = t.run(arrays)
                 acc.add(arrays, got, score(t, arrays, got))
         else:
@@ -200,39 +215,148 @@ def jobs(ops=None, dtypes=None, wanted_suites=None, target_names=(P.NBX,)) -> li
     return out
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a run measures, as plain data that crosses to a worker process or a Ray task: its job
+    list (jobs) is a pure function of it, the same in every process, so a worker is sent a plan
+    and an index. backend: the backend id every job must be measured on."""
+    ops: tuple | None = None
+    dtypes: tuple | None = None
+    suites: tuple | None = None
+    profile: str = "ci"
+    seed: int = 0
+    shard: tuple = (0, 1)
+    bits: tuple | None = None
+    target_names: tuple = (P.NBX,)
+    sizes: tuple = ()
+    backend: str = ""
+
+    @classmethod
+    def of(cls, ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), bits=None,
+           target_names=(P.NBX,), sizes=None, backend: str = "") -> "Plan":
+        def tup(x):
+            return None if x is None else tuple(x)
+        return cls(tup(ops), tup(dtypes), tup(suites), profile, int(seed), tuple(shard), tup(bits),
+                   tuple(target_names), tuple(sorted(dict(sizes or ()).items())), backend)
+
+    def jobs(self) -> list[Job]:
+        """This shard's jobs, in the job list's order."""
+        return _plan_jobs(self)
+
+    def to_dict(self) -> dict:
+        d = {f: (list(v) if isinstance(v, tuple) else v) for f, v in self.__dict__.items()}
+        d["sizes"] = [list(kv) for kv in self.sizes]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Plan":
+        return cls.of(d["ops"], d["dtypes"], d["suites"], d["profile"], d["seed"], d["shard"], d["bits"],
+                      d["target_names"], [tuple(kv) for kv in d["sizes"]], d["backend"])
+
+
+@functools.lru_cache(maxsize=4)
+def _plan_jobs(plan: Plan) -> list[Job]:
+    all_jobs = jobs(plan.ops, plan.dtypes, plan.suites, plan.target_names)
+    i, n = plan.shard
+    return [j for j, k in zip(all_jobs, shard_of(all_jobs, plan.profile, n, plan.sizes)) if k == i]
+
+
+def load_peers(plan: Plan) -> None:
+    """Load each peer library the plan measures (peers.PeerUnavailable when one cannot be imported),
+    in this process: the run's, and each worker's."""
+    for name in plan.target_names:
+        if name != P.NBX:
+            P.load(name)
+
+
+class ExecutorFailed(RuntimeError):
+    """An executor cannot run jobs at all (its workers die before their first job, a cluster that
+    cannot be reached): the run stops, with the message."""
+
+
+def job_label(job: Job) -> str:
+    """`exp float32 sweep`, with the peer's name for a peer's job."""
+    return (f"{job.target.label} {job.target.dtype.name} {job.suite}"
+            + ("" if job.name == P.NBX else f" ({job.name})"))
+
+
+def measure_job(plan: Plan, k: int):
+    """The Measurement of the plan's k-th job, in this process (a worker's or the run's own)."""
+    job = plan.jobs()[k]
+    if plan.backend and plan.backend != backend_id():
+        return failed(plan, k, f"measured on backend {backend_id()}, not the run's {plan.backend}: every "
+                               "worker must run nbx on the run's backend")
+    return measure(job.target, job.suite, plan.profile, plan.seed, plan.backend or backend_id(), plan.bits,
+                   plan.sizes)
+
+
+def failed(plan: Plan, k: int, why: str, wall_s: float = 0.0):
+    """The Measurement of the plan's k-th job that could not be measured (timed out, its worker
+    lost twice): no cases, and `error` saying why, which the gate fails by name."""
+    job = plan.jobs()[k]
+    m = Accumulator(job.target, job.suite, plan.backend or backend_id()).measurement(wall_s, why)
+    if job.name != P.NBX:
+        m.target, m.target_info = job.name, job.target.describe
+    return m
+
+
 def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), progress=True, bits=None,
-        target_names=(P.NBX,)):
+        target_names=(P.NBX,), *, sizes=None, executor=None, store=None):
     """bits (lo, hi): unary float sweeps (float32) and exhaustive16 jobs (16-bit dtypes) take the
     bit patterns lo .. hi - 1 only, to reproduce a range or to split an exhaustive run.
     target_names: "nbx" and the peers (peers.PEERS) to measure; each peer is loaded first
-    (peers.PeerUnavailable when its library cannot be imported)."""
+    (peers.PeerUnavailable when its library cannot be imported). sizes: profile_sizes's overrides.
+    executor, store: as execute's."""
     if profile not in PROFILES:
         raise ValueError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
-    for name in target_names:
-        if name != P.NBX:
-            P.load(name)
-    all_jobs = jobs(ops, dtypes, suites, tuple(target_names))
-    i, n = shard
-    mine = [j for j, k in zip(all_jobs, shard_of(all_jobs, profile, n)) if k == i]
-    bid = backend_id()
-    bar = Progress(len(mine), f"nbx run {profile}") if progress else None
-    out = []
+    plan = Plan.of(ops, dtypes, suites, profile, seed, shard, bits, target_names, sizes, backend_id())
+    load_peers(plan)
+    return execute(plan, progress=progress, executor=executor, store=store)
+
+
+def execute(plan: Plan, *, progress=True, executor=None, store=None) -> list:
+    """The Measurements of the plan's jobs, in the job list's order. executor None: each job in
+    this process, in order; else executor.run(plan, indices, deliver) runs the indices given
+    (costliest first, job_cost) wherever it runs jobs and calls deliver(k, measurement) in this
+    process as each arrives, or deliver(k, failed(...), measured=False) for a job it could not
+    measure (run/pool.py, run/ray_executor.py). store (run/resume.py's JobStore):
+    the jobs it holds are not run again, and each finished one is saved into it at once.
+    SIGINT, or SIGTERM from a time limit (the cli raises KeyboardInterrupt), stops the run with what
+    was measured, recorded in INTERRUPTED."""
+    mine = plan.jobs()
+    done = store.finished(mine) if store is not None else {}
+    todo = [k for k in range(len(mine)) if k not in done]
+    bar = Progress(len(todo), f"nbx run {plan.profile}") if progress and todo else None
+
+    def deliver(k: int, m, measured: bool = True) -> None:
+        # measured False: the job could not be measured (timed out, its worker lost twice); it is
+        # reported, and not saved, so that a resumed run tries it again
+        if k in done:
+            return
+        done[k] = m
+        if store is not None and measured:
+            store.save(mine[k], m)
+        if bar:
+            bar.step(job_label(mine[k]))
     try:
-        for job in mine:
-            out.append(measure(job.target, job.suite, profile, seed, bid, bits))
-            if bar:
-                bar.step(f"{job.target.label} {job.target.dtype.name} {job.suite}"
-                         + ("" if job.name == P.NBX else f" ({job.name})"))
+        if executor is None:
+            for k in todo:
+                deliver(k, measure_job(plan, k))
+        else:
+            costs = {k: job_cost(mine[k], plan.profile, plan.sizes) for k in todo}
+            executor.run(plan, sorted(todo, key=lambda k: -costs[k]), deliver)
     except KeyboardInterrupt:       # SIGINT, or SIGTERM from a time limit (cli): keep what was measured
-        print(f"nbx run: interrupted after {len(out)} of {len(mine)} jobs", file=sys.stderr)
-        INTERRUPTED.append((len(out), len(mine)))
+        print(f"nbx run: interrupted after {len(done)} of {len(mine)} jobs", file=sys.stderr)
+        INTERRUPTED.append((len(done), len(mine)))
+    out = [done[k] for k in sorted(done)]
     if progress and out:
+        i, n = plan.shard
         tag = f" (shard {i}/{n})" if n > 1 else ""
         print(f"nbx run{tag}: {suite_times(out)}", file=sys.stderr, flush=True)
     return out
 
 
-def job_cost(job: Job, profile: str) -> float:
+def job_cost(job: Job, profile: str, sizes=None) -> float:
     """A rough estimate of a job's seconds (H200 and 16 cores, 2026-12-04), to share jobs evenly:
     a range of 2^32 decided on the device ~3 s; host-scored cases ~15 us each (integers, whose
     exact oracle is Python), ~2 us (16- and 32-bit floats), ~100 us (float64: mpmath for every
@@ -242,12 +366,14 @@ def job_cost(job: Job, profile: str) -> float:
         return 0.2
     if suite not in VALUE_SUITES:
         return 1.0
-    if _sample_range(t, suite, profile, None) is not None:
-        return 3.0
+    tuples = _sample_range(t, suite, profile, None, sizes)
+    if tuples is not None:      # the profile's own sample ~3 s; `--tuples` scales it
+        own = _sample_range(t, suite, profile, None) or (0, 1 << 32)
+        return 3.0 * (tuples[1] - tuples[0]) / (own[1] - own[0])
     span = _bit_range(t, suite, profile, None)
     if _swept_on_device(t, span, profile, None):
         return 3.0 if span[1] - span[0] > 1 << 20 else 0.3
-    sizes = PROFILES[profile]
+    sizes = profile_sizes(profile, sizes)
     if suite == "exhaustive16":
         return 65536 * 2e-6
     if not t.dtype.is_float:
@@ -257,13 +383,13 @@ def job_cost(job: Job, profile: str) -> float:
     return min(sizes["sweep" if suite == "sweep" else "pairs"], 1 << 24) * 2e-6
 
 
-def shard_of(all_jobs: list[Job], profile: str, n: int) -> list[int]:
+def shard_of(all_jobs: list[Job], profile: str, n: int, sizes=None) -> list[int]:
     """The shard of each job: the costliest first, each to the shard with the least estimated time
     so far (ties: the lowest index). A pure function of the job list, so every shard computes the
     same split; round-robin gave one shard all the banks and its neighbour every exhaustive job."""
     load = [0.0] * n
     out = [0] * len(all_jobs)
-    costs = [job_cost(j, profile) for j in all_jobs]
+    costs = [job_cost(j, profile, sizes) for j in all_jobs]
     for k in sorted(range(len(all_jobs)), key=lambda k: -costs[k]):
         i = min(range(n), key=lambda i: load[i])
         out[k] = i
