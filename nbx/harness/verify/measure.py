@@ -111,7 +111,8 @@ def _measure(t: CallableTarget, suites, profile, bits, seed, max_ulp, correctly_
                        max_ulp=max_ulp, correctly_rounded=correctly_rounded,
                        operand_dtypes=tuple(x.name for x in t.operand_dtypes()), out_dtype=t.out_dtype.name)
     for s in wanted:
-        m = runner.measure(t, s, profile, seed, backend_id(), bits)
+        with np.errstate(all="ignore"):         # a callable's IEEE overflow and NaN are its results
+            m = runner.measure(t, s, profile, seed, backend_id(), bits)
         if user is not None and user.raised:
             inputs, e = user.raised[0]
             raise ValueError(f"nbx.verify: the reference of {user.name} raised {type(e).__name__}: {e} at "
@@ -230,14 +231,22 @@ def _user_op(fn, op, name, d, params, reference, float64, bound, device, device_
         if len(inputs) != n:
             raise ValueError(f"nbx.verify: specials row {row!r} has {len(inputs)} inputs; the op takes {n}")
         rows.append((inputs, value))
-    dom = None
-    if domain is not None:
-        dom = tuple(tuple(float(v) for v in iv) for iv in (domain if n > 1 else
-                                                        ([domain] if len(domain) == 2 and not isinstance(domain[0], (tuple, list)) else domain)))
-        if len(dom) != n or any(len(iv) != 2 or not iv[0] < iv[1] for iv in dom):
-            raise ValueError(f"nbx.verify: domain={domain!r} must give each of the {n} operands an interval (lo, hi), lo < hi")
+    dom = None if domain is None else _domain(domain, n)
     return UserOp(op_name, reference, n, float64, None if bound is None else float(bound), device,
                   None if device_k is None else float(device_k), tuple(rows), dom, params)
+
+
+def _domain(domain, n: int) -> tuple:
+    """domain= as one (lo, hi) per operand; a unary op's may be a bare (lo, hi)."""
+    try:
+        intervals = [domain] if n == 1 and len(domain) == 2 and not isinstance(domain[0], (tuple, list)) else domain
+        dom = tuple((float(lo), float(hi)) for lo, hi in intervals)
+    except (TypeError, ValueError):
+        dom = ()
+    if len(dom) != n or not all(lo < hi for lo, hi in dom):
+        raise ValueError(f"nbx.verify: domain={domain!r} must give each of the {n} operand(s) an interval "
+                         f"(lo, hi) with lo < hi")
+    return dom
 
 
 def _repro(t, suite: str, m, user) -> str:

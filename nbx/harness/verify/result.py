@@ -130,7 +130,8 @@ class Verification:
         head = ["suite", "cases", "max ulp", "mean ulp", "p99.9 ulp", "misrounded", "special", "CR"]
         rows = self._rows()
         widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
-        line = lambda r: "  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+        def line(r):
+            return "  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
         out = [self._title(), line(head)] + [line(r) for r in rows]
         for suite, m in self.measurements.items():
             if m.error:

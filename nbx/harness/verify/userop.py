@@ -14,10 +14,11 @@ truth of each case, then, where that cannot decide the rounding, Ziv's loop
   near 0) costs precision, not correctness.
 
 Specials come from the mpmath definition unless a row of `specials=` gives the input: at an
-infinite input the limit, taken as the value at +-2^1100 and +-2^1200 (beyond every format's range)
-when both agree, to a finite value, an infinity or a signed zero, else NaN (sin has no limit);
-a NaN input gives NaN; a zero result at a zero input has the sign of the value at +-2^-1100 on
-that zero's side (x * sigmoid(x) at -0 is -0, x * x is +0); any other zero is +0.
+infinite input mpmath's own value where it is real and not NaN (log(inf) = inf), else the limit,
+taken as the value at +-2^1100 and +-2^1200 (beyond every format's range) when both agree, to a
+finite value, an infinity or a signed zero, else NaN (sin has no limit); a NaN input gives NaN;
+a zero result at a zero input has the sign of the value at +-2^-1100 on that zero's side
+(x * sigmoid(x) at -0 is -0, x * x is +0); any other zero is +0.
 """
 from __future__ import annotations
 
@@ -57,7 +58,14 @@ class ReferenceRaised(ValueError):
 
 
 def _show(values) -> str:
-    return ", ".join(f"{float(v)!r} ({float(v).hex()})" for v in values)
+    """Inputs as decimal and hex floats; a far input as the infinity it stands in for."""
+    out = []
+    for v in values:
+        if isinstance(v, mpmath.mpf) and mp.isfinite(v) and abs(v) >= BEYOND:
+            out.append(f"{mpmath.nstr(v, 5)} (standing in for {'-' if v < 0 else ''}inf: its limit)")
+        else:
+            out.append(f"{float(v)!r} ({float(v).hex()})")
+    return ", ".join(out)
 
 
 @dataclass
@@ -94,12 +102,25 @@ class UserOp:
         if any(mp.isnan(x) for x in xs):
             return math.nan
         if any(mp.isinf(x) for x in xs):
-            got = [_kind(self._call([mp.sign(x) * far if mp.isinf(x) else x for x in xs], kw)) for far in FAR]
-            return got[0] if _same_kind(*got) else math.nan
-        y = self._call(xs, kw)
-        if not isinstance(y, mpmath.mpf):
-            y = mp.mpf(y)
-        return y
+            return self.limit(xs, kw)
+        return _real(self._call(xs, kw))
+
+    def limit(self, xs: tuple, kw: dict):
+        """The value at inputs some of which are infinite: mpmath's own at the infinities where it
+        is real and not NaN (log(inf) = inf, tanh(-inf) = -1; a zero takes its sign from the far
+        inputs), else the limit at the far inputs FAR (x * sigmoid(x) at -inf: inf * 0 is NaN to
+        mpmath, -0 as a limit), NaN where they disagree (sin)."""
+        try:
+            y = _real(self.reference(*xs, **kw))
+        except Exception:  # noqa: BLE001 (mpmath without a value at infinity: the limit decides)
+            y = math.nan
+        far = [_kind(self._call([mp.sign(x) * f if mp.isinf(x) else x for x in xs], kw)) for f in FAR]
+        if not mp.isnan(y):
+            if y != 0:
+                return y
+            sides = [math.copysign(1.0, v) if isinstance(v, float) else float(mp.sign(v)) for v in far]
+            return -0.0 if all(s < 0 for s in sides) else 0.0
+        return far[0] if _same_kind(*far) else math.nan
 
     def zero_sign(self, xs: tuple, kw: dict) -> float:
         """The sign of a zero result at xs: at a zero input, the sign of the value on that zero's side."""
@@ -169,7 +190,10 @@ class UserOp:
                       notes="user op (nbx.verify)", declared_at=_where(self.reference))
 
     def spec(self) -> OpSpec:
-        return OpSpec(self.name, self.arity, "F", FLOATS, None, params=tuple(Param(k, v) for k, v in self.params.items()),
+        """Rule F (a float result of the operands' dtype), no body (the callable runs), declared
+        correctly rounded nowhere (verify's criteria judge it)."""
+        return OpSpec(self.name, self.arity, "F", FLOATS, None,
+                      params=tuple(Param(k, v) for k, v in self.params.items()),
                       doc=f"user op {self.name} (nbx.verify)", family="user", declared_at=_where(self.reference),
                       verify=Verify(correctly_rounded=()), operand_names=_operand_names(self.reference, self.arity))
 
@@ -226,12 +250,21 @@ def _where(fn) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
 
 
+def _real(y):
+    """The reference's value as an mpf (or a float: inf, NaN, a signed zero); a complex value
+    (mpmath's log(-1)) is NaN, the real function's value outside its domain."""
+    if isinstance(y, (float, mpmath.mpf)):
+        return y
+    if isinstance(y, mpmath.mpc):
+        return y.real if y.imag == 0 else math.nan
+    return mp.mpf(y)
+
+
 def _kind(y):
     """A value at a far input as the limit it indicates: an infinity, a signed zero or the mpf."""
+    y = _real(y)
     if isinstance(y, float):
         return y
-    if not isinstance(y, mpmath.mpf):
-        y = mp.mpf(y)
     if mp.isnan(y) or mp.isinf(y):
         return float(y)
     if abs(y) >= BEYOND:
