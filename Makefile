@@ -14,15 +14,19 @@ PYTEST_ARGS ?=
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt tools/install_browser.sh
+$(STAMP): pyproject.toml setup.py constraints.txt tools/install_browser.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt setuptools
 	$(PY) -m pip install -q -c constraints.txt -e ".[test]"
 	sh tools/install_browser.sh
 	touch $(STAMP)
 
+# The suite runs on TEST_JOBS pytest-xdist workers (both cores of the 2-core machine) and prints its
+# 20 slowest tests.
+TEST_JOBS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_JOBS) --durations=20 $(PYTEST_ARGS)
 	$(PY) -m nbx run --profile ci --out reports/runs/ci-gate
 	$(PY) -m nbx gate --report reports/runs/ci-gate
 

@@ -19,8 +19,10 @@ import itertools
 import sys
 from pathlib import Path
 
+from nbx.paths import reports_root
+
 REPO = Path(__file__).resolve().parents[1]
-REPORTS = REPO / "reports"
+REPORTS = reports_root()
 HISTORY = REPORTS / "runs"
 # The names of harness.cases.PROFILES, listed here so that the parser needs no import of the
 # harness; tests/test_cli.py checks that the two agree.

@@ -5,9 +5,9 @@ Read from the source with `ast` (nothing is imported): every Import and ImportFr
 inside functions too, and `__import__("x")` / `importlib.import_module("x")` with a literal name,
 because a deferred import is still an edge of the graph. Layers, lowest first:
 
-    dtype/promotion (nbx.dtype, nbx.promotion, nbx.errors) -> backend (nbx.backend) -> tensor
+    dtype/promotion (nbx.dtype, nbx.promotion, nbx.errors, nbx.paths) -> backend (nbx.backend) -> tensor
     -> kernels -> ops -> oracles (nbx.oracles, self-contained) -> harness -> cli (nbx.cli, nbx.__main__)
-    -> top (the nbx package itself, nbx/__init__.py)
+    -> testing (nbx.testing, nbx.pytest_plugin) -> top (the nbx package itself, nbx/__init__.py)
 
 A module may import its own layer or lower. `from P import x` imports the module P.x when it is one,
 else P: so `from .. import empty` in nbx/harness/ is an import of the top package, which only the cli
@@ -31,7 +31,7 @@ PACKAGES = ("nbx",)
 # (layer name, module prefixes): a module is in the first layer with a prefix equal to its name or
 # a package above it; "nbx" (the top) matches only the package itself.
 LAYERS = (
-    ("dtype/promotion", ("nbx.dtype", "nbx.promotion", "nbx.errors")),
+    ("dtype/promotion", ("nbx.dtype", "nbx.promotion", "nbx.errors", "nbx.paths")),
     ("backend", ("nbx.backend",)),
     ("tensor", ("nbx.tensor",)),
     ("kernels", ("nbx.kernels",)),
@@ -39,6 +39,7 @@ LAYERS = (
     ("oracles", ("nbx.oracles",)),
     ("harness", ("nbx.harness",)),
     ("cli", ("nbx.cli", "nbx.__main__")),
+    ("testing", ("nbx.testing", "nbx.pytest_plugin")),
     ("top", ("nbx",)),
 )
 TOP = "nbx"

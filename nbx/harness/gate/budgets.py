@@ -18,10 +18,10 @@ import math
 import os
 from pathlib import Path
 
-from nbx.harness.records.files import CHECKOUT, atomic_write_text
+from nbx.harness.records.files import DATA, atomic_write_text
 
 SCHEMA = 1
-ROOT = CHECKOUT / "reports" / "budgets"
+ROOT = DATA / "reports" / "budgets"
 
 
 REASON_ULP = 4.0          # a max_ulp budget above this needs a written reason

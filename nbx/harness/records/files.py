@@ -9,8 +9,10 @@ import secrets
 import tempfile
 from pathlib import Path
 
-# The checkout nbx runs from: the committed bank and budgets live under it.
-CHECKOUT = Path(__file__).resolve().parents[3]
+from nbx.paths import CHECKOUT, data_root  # noqa: F401  (CHECKOUT: the harness's name for it)
+
+# The checkout (or site-packages) nbx runs from, and the root of its bank and budgets (nbx/paths.py).
+DATA = data_root()
 
 
 def fsync_dir(directory: Path) -> None:

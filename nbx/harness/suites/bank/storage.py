@@ -23,11 +23,11 @@ import re
 import tempfile
 from pathlib import Path
 
-from nbx.harness.records.files import CHECKOUT, atomic_write_text, fsync_dir
+from nbx.harness.records.files import DATA, atomic_write_text, fsync_dir
 from nbx.harness.targets.target import Target, targets
 from nbx.harness.suites.bank.text import BankError, BankFile, parse
 
-ROOT = CHECKOUT / "reference_bank"
+ROOT = DATA / "reference_bank"
 MANIFEST = "MANIFEST.json"
 JOURNAL = ".refresh-journal.json"
 LOCK = ".lock"
