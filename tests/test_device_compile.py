@@ -25,7 +25,8 @@ be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, None; sys.mo
 be.__path__ = [os.path.join(root, "nbx", "backend")]     # its submodules (dlpack) import as they are
 import nbx.oracles.device as OD
 ds = importlib.import_module("nbx.harness.scoring.device")
-from nbx.harness.inputs import stratified
+from nbx.harness.inputs import patterns, stratified
+from nbx.harness.targets import target
 SIG = {"x_ptr": "*fp64", "y_ptr": "*fp64", "z_ptr": "*fp64", "out_ptr": "*fp64", "n": "i32", "p0": "i64",
        "p1": "i64", "ORACLE": "constexpr", "N_IN": "constexpr", "BLOCK": "constexpr"}
 SCORE_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "got_ptr": "*fp32", "n": "i32", "p0": "i64",
@@ -75,15 +76,15 @@ for label, got, result in [("isnan", "*i1", 1), ("to:dtype=int64", "*i64", 1), (
 # and the gather and pack kernels of the device paths
 TUPLES_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "start": "i64", "n": "i32", "key": "i64"}
 for arity in (2, 3):
-    if not kernel_compiles(ds._tuples_kernel, TUPLES_SIG, {"N_IN": arity, "R": stratified.ROUND[arity],
+    if not kernel_compiles(stratified._tuples_kernel, TUPLES_SIG, {"N_IN": arity, "R": stratified.ROUND[arity],
                                                             "ENUM_N": stratified.ENUM[arity], "BLOCK": 1024}):
         bad.append(f"tuples{arity}")
 for ty in ("*fp32", "*bf16"):
-    if not kernel_compiles(ds._take_kernel, {"x_ptr": ty, "at_ptr": "*i64", "out_ptr": ty, "n": "i32"},
+    if not kernel_compiles(patterns._take_kernel, {"x_ptr": ty, "at_ptr": "*i64", "out_ptr": ty, "n": "i32"},
                            {"BLOCK": 1024}):
         bad.append(f"take {ty}")
     for inter in (False, True):
-        if not kernel_compiles(ds._pack_kernel, {"a_ptr": ty, "b_ptr": ty, "out_ptr": ty, "n": "i32"},
+        if not kernel_compiles(target._pack_kernel, {"a_ptr": ty, "b_ptr": ty, "out_ptr": ty, "n": "i32"},
                                {"INTERLEAVE": inter, "BLOCK": 1024}):
             bad.append(f"pack {ty} {inter}")
 print("generator kernels compiled")

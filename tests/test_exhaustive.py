@@ -203,6 +203,7 @@ def test_programs_of_several_tiles_give_the_figures_of_one_tile_each(monkeypatch
     # sigmoid around -6e-6 (one undecided; every 97th result planted one ulp up; a partial last tile
     # and program), every figure equals the one-tile-per-program figures
     import nbx.oracles.device as OD
+    from nbx.harness.inputs import patterns
     from nbx.harness.scoring import device as DS
     oracle = OD.DEVICE_ORACLES["sigmoid"]
     lo, n = 0xb6c60000 - 40000, (1 << 16) + 77

@@ -79,7 +79,7 @@ def test_missing_torch_is_an_environment_failure(tmp_path):
 def test_without_target_no_torch_is_imported(tmp_path):
     """nbx alone: the jobs are today's, and torch is never imported."""
     from nbx.harness.run import runner
-    code = ("import sys; from nbx.harness import runner; runner.jobs(['exp'], ['float32']); "
+    code = ("import sys; from nbx.harness.run import runner; runner.jobs(['exp'], ['float32']); "
             "from nbx import cli; cli.parser().parse_args(['run']); print('torch' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONPATH": str(REPO)})

@@ -70,12 +70,12 @@ def test_tuples_are_regenerated_on_the_host_bit_for_bit(arity, rounds):
 def test_the_hash_is_splitmix64():
     def splitmix(state):
         m = (1 << 64) - 1
-        z = (state + DS.GOLDEN) & m
+        z = (state + stratified.GOLDEN) & m
         z = ((z ^ (z >> 30)) * stratified.M1) & m
         z = ((z ^ (z >> 27)) * stratified.M2) & m
         return z ^ (z >> 31)
-    z = DS._mix64_np(np.array([(123 + 5 * DS.GOLDEN) % (1 << 64)], dtype=np.uint64))
-    assert int(z[0]) == splitmix(123 + 4 * DS.GOLDEN)
+    z = stratified._mix64_np(np.array([(123 + 5 * stratified.GOLDEN) % (1 << 64)], dtype=np.uint64))
+    assert int(z[0]) == splitmix(123 + 4 * stratified.GOLDEN)
 
 
 def test_a_target_and_seed_make_the_key():

@@ -42,6 +42,7 @@ CORRECT, MISROUNDED, SPECIAL, UNDECIDED = 0, 1, 2, 3
 CLASS_NAMES = ("correctly rounded", "misrounded", "special mismatch", "undecided")
 # Why a decided element is what it is, as bits: which special mismatch, and the overflow edge.
 WHY_NAN, WHY_INF, WHY_ZERO_SIGN, WHY_EDGE = 1, 2, 4, 8
+_WHY = tl.constexpr((WHY_NAN, WHY_INF, WHY_ZERO_SIGN, WHY_EDGE))     # the same, as Triton code reads them
 
 # The host's float64 oracles (numpy) state no bound of their own; their truth is taken as good to
 # 2^-(p+19) relative, between 2^-20 and 2^-19 ulp of the format (1e-6 ulp: 2^-19.93), and an
@@ -166,8 +167,8 @@ def classify(got, v, lo, w, exact, P: tl.constexpr, EMIN: tl.constexpr, EMAX: tl
     err = tl.minimum(err, 1.7976931348623157e308)
     err = tl.where(both_finite, err, 0.0)
     err = tl.where((nan_mismatch | inf_mismatch) & decided, float("inf"), err)
-    why = (nan_mismatch.to(tl.int8) * WHY_NAN + inf_mismatch.to(tl.int8) * WHY_INF +
-           zero_sign.to(tl.int8) * WHY_ZERO_SIGN + edge.to(tl.int8) * WHY_EDGE) * decided.to(tl.int8)
+    why = (nan_mismatch.to(tl.int8) * _WHY[0] + inf_mismatch.to(tl.int8) * _WHY[1] +
+           zero_sign.to(tl.int8) * _WHY[2] + edge.to(tl.int8) * _WHY[3]) * decided.to(tl.int8)
     return due, decided, special, misrounded, err, why
 
 
