@@ -30,26 +30,29 @@ test: $(STAMP)
 	$(PY) -m nbx run --profile ci --out reports/runs/ci-gate
 	$(PY) -m nbx gate --report reports/runs/ci-gate
 
-# The nightly runs as NBX_JOBS shards in parallel (one per core here), merged into reports/latest.
-# Each shard prints a whole progress line (jobs done, rate, ETA) every 30 s, tagged with its shard:
-# bars redrawn in place by several processes would overwrite each other on one terminal.
+# The nightly: one `nbx run` on NBX_JOBS worker processes (one per core here), each taking the next
+# job, costliest first, with one progress line (jobs done, rate, ETA) every 30 s over all of them;
+# the report goes to reports/runs/<run-id> and reports/latest. A nightly stopped midway is finished
+# by `nbx run --resume reports/runs/<run-id>` (only the jobs it lacks run).
 NBX_JOBS ?= 2
 NBX_FUZZ_NIGHTLY ?= 10000
+# where the exit statuses of the nightly's run and fuzz test are kept until its last line
+NBX_NIGHTLY_DIR ?= reports/runs
 report: $(STAMP)
 	$(PY) -m nbx bank check --full --quiet
-	rm -rf reports/runs/nightly-shard*
-	for i in $$(seq 0 $$(($(NBX_JOBS) - 1))); do \
-	  $(PY) -m nbx run --profile nightly --shard $$i/$(NBX_JOBS) --out reports/runs/nightly-shard$$i \
-	    --progress lines & \
-	done; wait
-	$(PY) -m nbx report merge reports/runs/nightly-$$(date -u +%Y%m%dT%H%M%SZ) reports/runs/nightly-shard* --latest
+	mkdir -p $(NBX_NIGHTLY_DIR)
+	$(PY) -m nbx run --profile nightly --jobs $(NBX_JOBS) --progress lines; echo $$? > $(NBX_NIGHTLY_DIR)/nightly-run.rc
 # The bad-input fuzz test with NBX_FUZZ_NIGHTLY examples (CI runs 600; 10000 took 26.8 s on the
-# 2-core machine, interpreter backend, 2026-12-04; 20000 took 38-54 s, too much of a 5-minute nightly). Its exit status is kept so the gate still runs; the last
-# line then fails the nightly if the fuzz failed.
+# 2-core machine, interpreter backend, 2026-12-04; 20000 took 38-54 s, too much of a 5-minute
+# nightly). The run's and the fuzz test's exit statuses are kept so that each step runs; the last
+# line gates the report and fails the nightly if the gate, the run or the fuzz test failed.
 	NBX_FUZZ_EXAMPLES=$(NBX_FUZZ_NIGHTLY) $(PY) -m pytest -q -p no:cacheprovider tests/test_bad_input.py \
-	  -k test_fuzz_bad_arguments; echo $$? > reports/runs/fuzz-nightly.rc
-	$(PY) -m nbx gate --report reports/latest
-	@rc=$$(cat reports/runs/fuzz-nightly.rc); [ "$$rc" = 0 ] || { echo "the nightly fuzz failed (exit $$rc)"; exit 1; }
+	  -k test_fuzz_bad_arguments; echo $$? > $(NBX_NIGHTLY_DIR)/fuzz-nightly.rc
+	@$(PY) -m nbx gate --report reports/latest; gate=$$?; \
+	  run=$$(cat $(NBX_NIGHTLY_DIR)/nightly-run.rc); fuzz=$$(cat $(NBX_NIGHTLY_DIR)/fuzz-nightly.rc); \
+	  [ "$$run" = 0 ] || echo "the nightly's nbx run failed (exit $$run)"; \
+	  [ "$$fuzz" = 0 ] || echo "the nightly fuzz failed (exit $$fuzz)"; \
+	  [ "$$gate" = 0 ] && [ "$$run" = 0 ] && [ "$$fuzz" = 0 ]
 
 # ---------------------------------------------------------------- on a GPU machine
 GPU_PY ?= python3
@@ -71,28 +74,30 @@ gpu-check:
 # The nightly profile on the GPU (gpu-nightly), or the exhaustive one (gpu-exhaustive, the GPU's
 # nightly: every float32 input of each unary op, every operand pair of each 16-bit binary op, 2^32
 # stratified tuples of each float32 binary and ternary op, decided on the device; the rest at the
-# nightly's sizes), as GPU_JOBS shards in parallel (Triton's compilation is CPU-bound), each
-# stopped after GPU_SHARD_S seconds with what it measured written, then merged and gated. The
-# peers in GPU_TARGETS (torch, where it imports) are measured on the same inputs, reported beside
-# nbx and not gated; GPU_SUITES (default: all) restricts the suites, e.g. to the value suites.
-GPU_SHARD_S ?= 470
+# nightly's sizes), as one `nbx run` on GPU_JOBS worker processes sharing the GPU (Triton's
+# compilation is CPU-bound), each taking the next job, costliest first. A job still running after
+# GPU_JOB_S seconds has its worker killed and is reported as timed out; the run stops after
+# GPU_RUN_S seconds (SIGTERM: the report holds what was measured, and the gate names the rest), and
+# `make gpu-exhaustive GPU_RESUME=1` finishes it: only the jobs it lacks run. `nbx run` gates its
+# report and exits with the verdict. The peers in GPU_TARGETS (torch, where it imports) are measured
+# on the same inputs, reported beside nbx and not gated; GPU_SUITES (default: all) restricts the
+# suites, e.g. to the value suites. The run's log is $(GPU_OUT)/<profile>.log.
+GPU_JOB_S ?= 600
+GPU_RUN_S ?= 470
 GPU_EXHAUSTIVE_S ?= 3600
 GPU_TARGETS ?= $(shell $(GPU_PY) -c "import torch" >/dev/null 2>&1 && echo torch)
 GPU_SUITES ?=
+GPU_RESUME ?=
 gpu-nightly: GPU_PROFILE = nightly
 gpu-exhaustive: GPU_PROFILE = exhaustive
-gpu-exhaustive: GPU_SHARD_S = $(GPU_EXHAUSTIVE_S)
+gpu-exhaustive: GPU_RUN_S = $(GPU_EXHAUSTIVE_S)
 gpu-nightly gpu-exhaustive:
-	rm -rf $(GPU_OUT)/$(GPU_PROFILE)-shard*
 	mkdir -p $(GPU_OUT)
-	for i in $$(seq 0 $$(($(GPU_JOBS) - 1))); do \
-	  timeout $(GPU_SHARD_S) env $(GPU_RUN) -m nbx run --profile $(GPU_PROFILE) --shard $$i/$(GPU_JOBS) \
-	    $(foreach t,$(GPU_TARGETS),--target $(t)) $(foreach s,$(GPU_SUITES),--suite $(s)) \
-	    --out $(GPU_OUT)/$(GPU_PROFILE)-shard$$i --quiet > $(GPU_OUT)/$(GPU_PROFILE)-shard$$i.log 2>&1 & \
-	done; wait
-	$(GPU_RUN) -m nbx report merge $(GPU_OUT)/$(GPU_PROFILE) $$(ls -d $(GPU_OUT)/$(GPU_PROFILE)-shard*/ | \
-	  while read d; do [ -f $$d/report.json ] && echo $$d; done)
-	$(GPU_RUN) -m nbx gate --report $(GPU_OUT)/$(GPU_PROFILE)
+	timeout --preserve-status $(GPU_RUN_S) env $(GPU_RUN) -m nbx run \
+	  $(if $(GPU_RESUME),--resume $(GPU_OUT)/$(GPU_PROFILE),--profile $(GPU_PROFILE) \
+	  $(foreach t,$(GPU_TARGETS),--target $(t)) $(foreach s,$(GPU_SUITES),--suite $(s)) --out $(GPU_OUT)/$(GPU_PROFILE)) \
+	  --jobs $(GPU_JOBS) --job-timeout $(GPU_JOB_S) --progress lines > $(GPU_OUT)/$(GPU_PROFILE).log 2>&1; \
+	  rc=$$?; tail -n 30 $(GPU_OUT)/$(GPU_PROFILE).log; exit $$rc
 
 # Device memory safety: the CUDA tests (every op once, contiguous, into out=, strided) under
 # compute-sanitizer's memcheck, racecheck and initcheck, after a plain run that fills Triton's cache

@@ -44,7 +44,10 @@ def _die_with_parent() -> None:
 def worker_main(conn, plan_dict: dict) -> None:
     """A worker: announce ("ready", pid) once the plan's job list is built, then measure each index
     received, answering ("done", index, measurement as a dict), until None or the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)         # the run stops its workers itself
+    # the run stops its workers itself (SIGKILL): a time limit's SIGTERM, or a terminal's SIGINT, sent
+    # to the whole process group (`timeout` does) must reach the run, which writes its report
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _die_with_parent()
     try:
         plan = runner.Plan.from_dict(plan_dict)
