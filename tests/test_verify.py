@@ -123,6 +123,12 @@ def test_a_triton_kernel_against_nbx_op():
     assert nbx_own.passed, str(nbx_own)
 
 
+def test_numpy_on_bfloat16_crosses_as_a_copy():
+    """numpy has no bfloat16 in DLPack: its operands and results are copied (ml_dtypes arrays)."""
+    v = nbx.verify(np.negative, "neg", "bfloat16", suites="exhaustive16", correctly_rounded=True)
+    assert v.passed and v["exhaustive16"].cases == 65536, str(v)
+
+
 def test_parameters_reach_the_callable_by_name():
     seen = []
 

@@ -23,9 +23,10 @@ ARRAYS = ("numpy", "torch", "cupy", "jax", "nbx")
 
 
 def _numpy(t: Tensor):
-    """numpy views host memory only: on the cuda backend the operand is copied to the host (and the
-    result back, CallableTarget.invoke)."""
-    return t.numpy() if backend.IS_CUDA else np.from_dlpack(t)
+    """numpy views host memory only, and has no bfloat16 in DLPack: on the cuda backend, or for a
+    bfloat16 operand (an ml_dtypes array), the operand is copied (and a numpy result copied back,
+    CallableTarget.invoke)."""
+    return t.numpy() if backend.IS_CUDA or t.dtype.name == "bfloat16" else np.from_dlpack(t)
 
 
 def converter(arrays) -> Callable[[Tensor], Any]:
@@ -72,7 +73,7 @@ class CallableTarget(Target):
                             f"({'the GPU: torch, cupy, jax or nbx' if backend.IS_CUDA else 'the host'})") from None
         y = self.fn(*args, **kw, **self.params)
         try:
-            got = from_numpy(y) if backend.IS_CUDA and isinstance(y, np.ndarray) else from_dlpack(y)
+            got = from_numpy(np.ascontiguousarray(y)) if isinstance(y, np.ndarray) else from_dlpack(y)
         except BufferError as e:
             raise TypeError(f"{self.name}: its result for {self.label} {self.dtype.name} is in memory nbx cannot "
                             f"read ({e})") from None
