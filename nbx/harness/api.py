@@ -62,7 +62,8 @@ def target(op: str, dtype, *, params: dict | None = None, fn: Callable | None = 
         raise TypeError(f"{op}: fn must be callable, got {type(fn).__name__}")
     module, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None) or type(fn).__name__
     label = name or (f"{module}.{qual}" if module else qual)
-    return CallableTarget(op, params, d, fn=fn, convert=converter(arrays), name=label)
+    return CallableTarget(op, params, d, fn=fn, convert=converter(arrays), name=label,
+                          arrays=arrays if isinstance(arrays, str) else "")
 
 
 def measure(t: Target, suite: str, *, profile: str = "ci", seed: int = 0, bits=None) -> Measurement:

@@ -54,11 +54,13 @@ def converter(arrays) -> Callable[[Tensor], Any]:
 class CallableTarget(Target):
     """A row of the precision table measured with a callable instead of nbx's op: the same label,
     dtype, operands, oracle and scoring. `name` labels its measurements (their `target`); `op_spec`
-    is the OpSpec of an op nbx does not have (None: OPS[op])."""
+    is the OpSpec of an op nbx does not have (None: OPS[op]); `arrays` names the library its
+    operands are arrays of, for the report."""
     fn: Any = None
     convert: Any = None
     name: str = "user"
     op_spec: Any = None
+    arrays: str = ""
 
     @property
     def spec(self):
@@ -92,7 +94,7 @@ class CallableTarget(Target):
 
     @property
     def describe(self) -> str:
-        return f"{self.name} on arrays through DLPack"
+        return f"{self.name} on {self.arrays + ' ' if self.arrays else ''}arrays through DLPack"
 
 
 def callable_of(t: Target, template: CallableTarget) -> CallableTarget:
@@ -161,7 +163,7 @@ def load(name: str) -> Loaded:
     if arrays not in ARRAYS:
         raise ValueError(f"--target {path}: --target-arrays {arrays!r}; allowed: {', '.join(ARRAYS)}")
     spec = OPS[op]
-    template = CallableTarget(op, {}, spec.dtypes[0], fn=obj, convert=converter(arrays), name=path)
+    template = CallableTarget(op, {}, spec.dtypes[0], fn=obj, convert=converter(arrays), name=path, arrays=arrays)
     loaded = Loaded(template, path, arrays)
     _LOADED[name] = loaded
     return loaded

@@ -86,7 +86,8 @@ def verify(fn: Callable, op: str | None = None, dtype="float32", *, suites=None,
         return _measure(t, suites, profile, bits, seed, max_ulp, correctly_rounded, f"nbx's oracle for {op}", None)
     user = _user_op(fn, op, name, d, params, reference, float64, bound, device, device_k, specials, domain, arity)
     label = (name or _label(fn)) if op else _label(fn)
-    t = CallableTarget(user.name, params, d, fn=fn, convert=converter(arrays), name=label, op_spec=user.spec())
+    t = CallableTarget(user.name, params, d, fn=fn, convert=converter(arrays), name=label, op_spec=user.spec(),
+                       arrays=arrays if isinstance(arrays, str) else "")
     with registered(user, d.name):
         return _measure(t, suites, profile, bits, seed, max_ulp, correctly_rounded,
                         f"the mpmath reference of {user.name}", user)
