@@ -1,8 +1,8 @@
-"""Shared test helpers: special values per dtype, bit patterns, rounding to a format, ulp distances;
-running the CLI in a subprocess."""
+"""Shared test helpers beyond nbx.testing (which has the special values, random values, bit patterns
+and bit-for-bit assertion): an independent rounding to a format and ulp distance in numpy, the
+cases the host's mpmath cannot decide; running the CLI in a subprocess."""
 from __future__ import annotations
 
-import math
 import os
 import subprocess
 import sys
@@ -11,7 +11,6 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-import nbx
 from nbx import dtype as D
 
 # (precision p including the implicit bit, smallest normal exponent) per float format
@@ -20,65 +19,6 @@ FORMAT = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126), "f
 
 def dt_id(d) -> str:
     return d.name
-
-
-def bits(a) -> np.ndarray:
-    """The raw bit patterns of an array (nbx Tensor or numpy), as the same-width unsigned ints."""
-    if isinstance(a, nbx.Tensor):
-        a = a.numpy()
-    a = np.array(a, order="C")
-    if a.dtype == np.bool_:
-        return a.view(np.uint8)
-    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
-
-
-def finfo(d: D.DType):
-    return ml_dtypes.finfo(d.np)
-
-
-def specials(d: D.DType) -> np.ndarray:
-    """Values that find bugs: signed zeros, +-1, halves (rounding ties), subnormals, dtype extremes,
-    NaN, +-inf for floats; 0, +-1, the extremes and their neighbours for integers."""
-    if d.is_bool:
-        return np.array([False, True])
-    if d.is_int:
-        lo, hi = d.min, d.max
-        vals = {0, 1, 2, 3, 7, 100, 127, hi, hi - 1, hi // 2, lo, lo + 1, lo // 2, -1, -2, -3, -7, -100}
-        if d.bits >= 32:
-            vals |= {2**31 - 1, -(2**31), 2**24 + 1}
-        if d.bits == 64:
-            vals |= {2**53 + 1, -(2**53) - 3, 2**62 + 12345, 2**63 - 2}
-        return np.array(sorted(v for v in vals if lo <= v <= hi), dtype=d.np)
-    fi = finfo(d)
-    mx, tiny = float(fi.max), float(fi.smallest_normal)
-    sub = float(fi.smallest_subnormal)
-    eps = float(fi.eps)
-    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, -3.5, 2.0, 3.0, -3.0, 10.0, 0.1, -0.1,
-            1.0 + eps, 1.0 - eps / 2, -(1.0 + eps), math.pi, -math.e, 100.5, -7.25, 0.7, 1e-3,
-            math.nan, math.inf, -math.inf, mx, -mx, mx / 3, tiny, -tiny, sub, -sub, tiny - sub, 3 * sub, -5 * sub]
-    out = np.array(vals, dtype=np.float64).astype(d.np)
-    return out
-
-
-def int_like(d: D.DType, n: int, rng) -> np.ndarray:
-    if d.is_bool:
-        return rng.integers(0, 2, n).astype(np.bool_)
-    if d.is_int:
-        return rng.integers(d.min, d.max, n, dtype=np.int64, endpoint=True).astype(d.np)
-    raise TypeError(d)
-
-
-def randoms(d: D.DType, shape, rng) -> np.ndarray:
-    """Values of d: floats over many magnitudes (with a few specials), integers over the whole range."""
-    n = int(np.prod(shape)) if shape else 1
-    if d.is_float:
-        mag = rng.uniform(-4, 4, n)
-        v = rng.choice([-1.0, 1.0], n) * 10.0 ** mag
-        pick = rng.integers(0, 12, n)
-        sp = specials(d).astype(np.float64)
-        v = np.where(pick == 0, sp[rng.integers(0, sp.size, n)], v)
-        return v.astype(d.np).reshape(shape)
-    return int_like(d, n, rng).reshape(shape)
 
 
 def round_to(x: np.ndarray, d: D.DType) -> np.ndarray:
@@ -120,10 +60,6 @@ def ulp_distance(got: np.ndarray, ref: np.ndarray, d: D.DType) -> np.ndarray:
         return np.abs(g - r) / ulp(r, d)
 
 
-def host(x) -> np.ndarray:
-    return x.numpy() if isinstance(x, nbx.Tensor) else np.asarray(x)
-
-
 def host_blind(op: str, xs, d: D.DType) -> np.ndarray:
     """Where the host's mpmath takes swiglu's (silu_and_mul's) value for an exact tie: gate >= 600
     with gate up a midpoint of d. The value is gate up (1 - e^-gate + ...); Ziv's last two
@@ -138,18 +74,6 @@ def host_blind(op: str, xs, d: D.DType) -> np.ndarray:
         m = g * u
         q = m / ulp(m, d)
         return (g >= 600) & np.isfinite(m) & (np.abs(q - np.floor(q)) == 0.5)
-
-
-def assert_bits_equal(got, want, *, context=""):
-    """Identical bit patterns (NaN payloads included) and identical shapes and dtypes."""
-    g, w = host(got), host(want)
-    assert g.dtype == w.dtype, f"{context}: dtype {g.dtype} != {w.dtype}"
-    assert g.shape == w.shape, f"{context}: shape {g.shape} != {w.shape}"
-    bad = bits(g) != bits(w)
-    if bad.any():
-        idx = np.argwhere(bad)[:5]
-        raise AssertionError(f"{context}: {int(bad.sum())} of {bad.size} differ, e.g. at {idx.tolist()}: "
-                             f"got {g[tuple(idx[0])]!r} want {w[tuple(idx[0])]!r}")
 
 
 # ---------------------------------------------------------------------- the CLI in a subprocess

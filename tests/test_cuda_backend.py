@@ -56,7 +56,7 @@ def test_backend_id_and_info():
 @pytest.mark.cuda
 @pytest.mark.parametrize("d", nbx.DTYPES.values(), ids=lambda d: d.name)
 def test_device_round_trip(d):
-    from helpers import assert_bits_equal, specials
+    from nbx.testing import assert_bits_equal, specials
     a = specials(d)
     t = nbx.from_numpy(a)
     assert t.device != "cpu"

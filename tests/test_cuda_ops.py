@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import nbx
-from helpers import assert_bits_equal
+from nbx.testing import assert_bits_equal
 
 pytestmark = pytest.mark.cuda
 

@@ -20,8 +20,7 @@ import nbx
 from nbx import dtype as D
 from nbx.backend import IS_CUDA
 from nbx.backend import dlpack as dl
-
-from helpers import bits
+from nbx.testing import bits
 
 cpu_only = pytest.mark.skipif(IS_CUDA, reason="host memory: nbx's interpreter backend")
 

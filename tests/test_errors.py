@@ -6,8 +6,7 @@ import pytest
 
 import nbx
 from nbx import dtype as D
-
-from helpers import bits
+from nbx.testing import bits
 
 
 def t(values, d=np.float32):

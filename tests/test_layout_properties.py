@@ -11,8 +11,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import nbx
 from nbx import dtype as D
-
-from helpers import assert_bits_equal, randoms
+from nbx.testing import assert_bits_equal, randoms
 
 # a representative subset: unary S and F rules, binary P rule with and without faults, a B rule
 SUBJECTS = {

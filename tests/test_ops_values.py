@@ -25,8 +25,9 @@ import pytest
 import nbx
 from nbx import dtype as D
 from nbx.ops.registry import OPS
+from nbx.testing import assert_bits_equal, bits, randoms, specials
 
-from helpers import assert_bits_equal, bits, randoms, round_to, specials, ulp_distance
+from helpers import round_to, ulp_distance
 
 FAMILIES = ("unary", "arithmetic", "compare")
 

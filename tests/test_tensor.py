@@ -9,8 +9,7 @@ import triton.language as tl
 
 import nbx
 from nbx import dtype as D
-
-from helpers import assert_bits_equal, bits, specials
+from nbx.testing import assert_bits_equal, bits, specials
 
 
 def base(shape=(2, 3, 4), d=np.float32):

@@ -45,11 +45,12 @@ def installed(tmp_path_factory):
     return py, venv / "bin" / "nbx", env, purelib, wheel
 
 
-def test_the_wheel_holds_the_data_and_the_license(installed):
+def test_the_wheel_holds_the_data_the_license_and_the_plugin(installed):
     *_, wheel = installed
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         meta = z.read("nbx-0.1.0.dist-info/METADATA").decode()
+        entry = z.read("nbx-0.1.0.dist-info/entry_points.txt").decode()
         top = z.read("nbx-0.1.0.dist-info/top_level.txt").decode().split()
     bank = {n for n in names if n.startswith("nbx/data/reference_bank/")}
     committed = sum(1 for _ in (REPO / "reference_bank").glob("*/*.txt")) + 1
@@ -57,6 +58,7 @@ def test_the_wheel_holds_the_data_and_the_license(installed):
     assert {f"nbx/data/reports/budgets/{p.name}" for p in (REPO / "reports" / "budgets").glob("*.json")} <= names
     assert "nbx/harness/report/templates/report.html.j2" in names
     assert "License-Expression: Apache-2.0" in meta and "nbx-0.1.0.dist-info/licenses/LICENSE" in names
+    assert "[pytest11]\nnbx = nbx.pytest_plugin" in entry
     assert top == ["nbx"], f"top-level packages {top}: only nbx is installed"
 
 
