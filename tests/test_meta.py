@@ -223,3 +223,26 @@ def test_verify_check_reports_inconsistent_facts():
     assert any("split op" in p for p in problems)
     assert any("fault predicate" in p for p in problems)
     assert any("exact float" in p for p in problems)
+
+
+def _rounding_undeclared(spec) -> bool:
+    """An op with a float dtype that declares neither the dtypes it rounds correctly nor why not."""
+    v = spec.verify
+    return any(d.is_float for d in spec.dtypes) and not v.correctly_rounded and not v.not_cr.strip()
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_float_op_declares_its_rounding(op):
+    """Correct rounding is no default (Verify.correctly_rounded is () unless given): every op with a
+    float dtype says on its own declaration where it is correctly rounded (verify.F32, CR16,
+    CR_NARROW) or why not (not_cr, with its measured figure)."""
+    assert not _rounding_undeclared(nbx.OPS[op]), (
+        f"{op} ({nbx.OPS[op].declared_at}): declare correctly_rounded=F32 | CR16 | CR_NARROW, or not_cr=why")
+
+
+def test_an_undeclared_float_op_is_caught():
+    import dataclasses
+    exp = nbx.OPS["exp"]
+    assert _rounding_undeclared(dataclasses.replace(exp, verify=verify.Verify()))
+    assert not _rounding_undeclared(dataclasses.replace(exp, verify=verify.Verify(correctly_rounded=verify.F32)))
+    assert not _rounding_undeclared(dataclasses.replace(nbx.OPS["bitwise_and"], verify=verify.Verify()))

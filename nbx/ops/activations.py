@@ -26,7 +26,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..tensor import Tensor
 from .registry import OpSpec, Param, by_storage, register, run
-from .verify import (CR16, CR_NARROW, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify,
+from .verify import (CR16, F32, CR_NARROW, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify,
                      in_operand_dtype, not_correctly_rounded)
 
 ALL = D.ALL
@@ -415,7 +415,7 @@ activation("threshold", "S", NUMERIC, _threshold,
            "integer inputs value must be an integer that fits.",
            params=(Param("threshold", None), Param("value", None)), kernel_params=_threshold_params,
            verify=Verify(variants=(in_operand_dtype(threshold=0.5, value=-2.0), in_operand_dtype(threshold=0, value=7)),
-                         measure_default=False))
+                         measure_default=False, correctly_rounded=F32))
 
 
 # ---------------------------------------------------------------- compositions over views
@@ -481,5 +481,6 @@ def _dropout_compose(spec, operands, params, out):
 
 
 activation("dropout", "S", ALL, _identity, "Inference dropout: a copy (train=True is an error).",
-           params=(Param("p", 0.5), Param("train", False, kind="flag")), compose=_dropout_compose)
+           params=(Param("p", 0.5), Param("train", False, kind="flag")), compose=_dropout_compose,
+           verify=Verify(correctly_rounded=F32))
 

@@ -6,7 +6,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32.divide import FLOOR_QUOTIENT, TRUNC_QUOTIENT
 from .registry import OpSpec, Param, register, rule_float, rule_promote
-from .verify import CR16, DIVISOR, BigCase, Variant, Verify, in_operand_dtype
+from .verify import CR16, F32, DIVISOR, BigCase, Variant, Verify, in_operand_dtype
 
 NUMERIC = D.NUMERIC
 ALL = D.ALL
@@ -252,7 +252,8 @@ binary("floor_divide", "P", NUMERIC, _by_kind(_float_floor_divide, _int_floor_di
        "zero result keeps the sign of input / other.",
        check=_check_no_bool, fault=int_division_fault, fast32=FLOOR_QUOTIENT,
        verify=Verify(roles={1: DIVISOR}, exact_float=True,
-                     ci_rank8="binary with the fault flag (a zero divisor) and a float32 fast path"))
+                     ci_rank8="binary with the fault flag (a zero divisor) and a float32 fast path",
+                     correctly_rounded=F32))
 binary("remainder", "P", NUMERIC, _by_kind(_float_remainder, _int_remainder),
        "Python's %: the sign of the divisor. Floats via fmod plus a sign fix (ATen); a zero result keeps the "
        "dividend's sign (-0.0 % 3.0 is -0.0). Integer zero divisor raises ZeroDivisionError.",

@@ -4,7 +4,7 @@ import triton.language as tl  # noqa: F401  (the interpreter needs tl visible in
 
 from .. import dtype as D
 from .registry import OpSpec, register
-from .verify import Verify
+from .verify import F32, Verify
 
 
 @triton.jit
@@ -42,4 +42,5 @@ for _name, _body, _sym in [("eq", _eq, "=="), ("ne", _ne, "!="), ("lt", _lt, "<"
     register(OpSpec(_name, 2, "B", D.ALL, _body, family="compare", scalar_operands=(0, 1),
                     doc=f"input {_sym} other, compared in the promoted dtype (an int64 tensor against an int "
                         "scalar keeps every bit); NaN compares unequal to everything.",
-                    verify=Verify(ci_rank8="binary with a bool result (rule B)") if _name == "eq" else Verify()))
+                    verify=Verify(ci_rank8="binary with a bool result (rule B)" if _name == "eq" else "",
+                                  correctly_rounded=F32)))

@@ -6,7 +6,7 @@ import triton.language as tl
 
 from .. import dtype as D
 from .registry import OpSpec, Param, Typing, compute_dtype, register
-from .verify import CR16, BigCase, Variant, Verify, bits_of
+from .verify import CR16, F32, BigCase, Variant, Verify, bits_of
 
 ALL = D.ALL
 PI = tl.constexpr(math.pi)
@@ -63,7 +63,7 @@ def _to_typing(operands, params):
 register(OpSpec("copy", 1, _same_typing, ALL, _identity, family="convert",
                 doc="A copy with the input's dtype (keeps a dense input's layout).",
                 verify=Verify(ci_rank8="unary identity: the copy and contiguous() path",
-                              big=BigCase(D.uint8, lambda a: a.copy()))))
+                              big=BigCase(D.uint8, lambda a: a.copy()), correctly_rounded=F32)))
 register(OpSpec("to", 1, _to_typing, ALL, _identity, family="convert",
                 params=(Param("dtype", None, kind="dtype"),),
                 doc="Cast to `dtype`. Between floats: round to nearest even (float64 -> bfloat16 rounds once). "
@@ -72,7 +72,8 @@ register(OpSpec("to", 1, _to_typing, ALL, _identity, family="convert",
                     "bool: x != 0 (NaN -> True).",
                 # every target dtype from every source: a sweep each rather than all 2^16 inputs
                 verify=Verify(variants=tuple(Variant({"dtype": d.name}) for d in ALL), measure_default=False,
-                              exhaustive16=False, ci_rank8="unary whose result dtype is a parameter (casts)")))
+                              exhaustive16=False, ci_rank8="unary whose result dtype is a parameter (casts)",
+                              correctly_rounded=F32)))
 
 
 def _nan_to_num_params(params, t):
@@ -88,7 +89,8 @@ register(OpSpec("nan_to_num", 1, "S", ALL, lambda p, t: _nan_to_num if t.common.
                 family="convert", kernel_params=_nan_to_num_params,
                 params=(Param("nan", 0.0), Param("posinf", None), Param("neginf", None)),
                 doc="NaN -> nan, +inf -> posinf, -inf -> neginf; None means the OUTPUT dtype's largest / "
-                    "most negative finite value (65504 for float16). Integers and bool: a copy."))
+                    "most negative finite value (65504 for float16). Integers and bool: a copy.",
+                verify=Verify(correctly_rounded=F32)))
 register(OpSpec("angle", 1, "F", ALL, _angle, family="convert",
                 doc="Argument of a real number: 0 for x >= 0 (and -0.0), pi for x < 0, NaN for NaN.",
                 verify=Verify(correctly_rounded=CR16)))
@@ -109,4 +111,4 @@ register(OpSpec("bf16_to_fp16", 1, _bf16_typing, (D.int16, D.bfloat16), _bf16_bo
                 doc="Raw bfloat16 bit patterns held in an int16 tensor (or a bfloat16 tensor) to float16 "
                     "through float32: round to nearest even, overflow to inf, subnormals kept. out= may be a "
                     "float16 view of the input's own storage (the conversion reads each element before "
-                    "writing it).", verify=Verify(roles={0: bits_of(D.bfloat16)})))
+                    "writing it).", verify=Verify(roles={0: bits_of(D.bfloat16)}, correctly_rounded=F32)))

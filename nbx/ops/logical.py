@@ -4,6 +4,7 @@ import triton.language as tl  # noqa: F401  (the interpreter needs tl visible in
 
 from .. import dtype as D
 from .registry import OpSpec, register
+from .verify import F32, Verify
 
 
 @triton.jit
@@ -26,12 +27,16 @@ def _logical_not(x):
     return x == 0
 
 
-def logical(name, arity, body, doc):
+def logical(name, arity, body, doc, **kw):
     return register(OpSpec(name, arity, "L", D.ALL, body, doc=doc, family="logical",
-                           scalar_operands=(0, 1) if arity == 2 else ()))
+                           scalar_operands=(0, 1) if arity == 2 else (), **kw))
 
 
-logical("logical_and", 2, _logical_and, "(input != 0) & (other != 0); any dtype in, bool out (NaN is true).")
-logical("logical_or", 2, _logical_or, "(input != 0) | (other != 0); any dtype in, bool out (NaN is true).")
-logical("logical_xor", 2, _logical_xor, "(input != 0) ^ (other != 0); any dtype in, bool out (NaN is true).")
-logical("logical_not", 1, _logical_not, "input == 0; any dtype in, bool out (NaN is true, so not NaN is False).")
+logical("logical_and", 2, _logical_and, "(input != 0) & (other != 0); any dtype in, bool out (NaN is true).",
+        verify=Verify(correctly_rounded=F32))
+logical("logical_or", 2, _logical_or, "(input != 0) | (other != 0); any dtype in, bool out (NaN is true).",
+        verify=Verify(correctly_rounded=F32))
+logical("logical_xor", 2, _logical_xor, "(input != 0) ^ (other != 0); any dtype in, bool out (NaN is true).",
+        verify=Verify(correctly_rounded=F32))
+logical("logical_not", 1, _logical_not, "input == 0; any dtype in, bool out (NaN is true, so not NaN is False).",
+        verify=Verify(correctly_rounded=F32))

@@ -16,7 +16,7 @@ from ..kernels import math as m
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 from .registry import OpSpec, Param, Typing, compute_dtype, register, run
-from .verify import CR16, CR_NARROW, MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
+from .verify import CR16, F32, CR_NARROW, MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
 
 ALL = D.ALL
 NUMERIC = D.NUMERIC
@@ -72,7 +72,8 @@ register(OpSpec("clamp", 1, "P", NUMERIC, _clamp, family="ternary", compose=_cla
                 verify=Verify(variants=(in_operand_dtype(min=1, max=100), in_operand_dtype(min=100, max=1),
                                         in_operand_dtype(min=-1.5, max=2.5), in_operand_dtype(min=-1.5),
                                         in_operand_dtype(max=2.5)),
-                              measure_default=False, param_operands=(("min", -math.inf), ("max", math.inf)))))
+                              measure_default=False, param_operands=(("min", -math.inf), ("max", math.inf)),
+                              correctly_rounded=F32)))
 register(OpSpec("clamp_min", 2, "P", NUMERIC, _clamp_min, family="ternary", operand_names=("input", "min"),
                 scalar_operands=(1,), doc="maximum(input, min); NaN propagates; -0.0 < +0.0.", verify=Verify(correctly_rounded=CR16)))
 
@@ -101,7 +102,8 @@ register(OpSpec("where", 3, _where_typing, ALL, _where, family="ternary",
                 doc="input where condition else other; condition is bool; all three broadcast; input and "
                     "other may be Python scalars and promote together.",
                 verify=Verify(roles={0: MASK},
-                              ci_rank8="ternary with a bool condition and per-operand compute dtypes")))
+                              ci_rank8="ternary with a bool condition and per-operand compute dtypes",
+                              correctly_rounded=F32)))
 
 
 @triton.jit
@@ -126,7 +128,7 @@ register(OpSpec("masked_fill", 2, _masked_fill_typing, ALL, _masked_fill, family
                 doc="value where mask else input; mask is bool and broadcasts with input; value is converted "
                     "to the input's dtype (a float value for an integer input is an error).",
                 verify=Verify(variants=(in_operand_dtype(value=1), in_operand_dtype(value=-2.5)), measure_default=False,
-                              roles={1: MASK})))
+                              roles={1: MASK}, correctly_rounded=F32)))
 
 
 # ---------------------------------------------------------------- lerp, addcmul, addcdiv

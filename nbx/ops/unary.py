@@ -7,7 +7,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32 import erf, log, rsqrt, trig
 from .registry import OpSpec, register
-from .verify import CR16, CR_NARROW, NEAR_MIDPOINT, BigCase, Verify, not_correctly_rounded
+from .verify import CR16, F32, CR_NARROW, NEAR_MIDPOINT, BigCase, Verify, not_correctly_rounded
 
 NUMERIC = D.NUMERIC
 ALL = D.ALL
@@ -120,9 +120,9 @@ for _name, _body, _fast in [("exp", m.exp, None), ("exp2", m.exp2, None), ("log"
 for _name, _body in [("floor", m.floor), ("ceil", m.ceil), ("trunc", m.trunc), ("round", m.rint)]:
     unary(_name, "S", NUMERIC, _float_or_identity(_body),
           f"{_name}(x); identity on integers." + (" Half to even." if _name == "round" else ""), verify=Verify(correctly_rounded=CR16))
-unary("isfinite", "B", ALL, _isfinite, "True where x is neither inf nor NaN; integers are finite.")
-unary("isinf", "B", ALL, _isinf, "True where x is +inf or -inf; never for integers.")
-unary("isnan", "B", ALL, _isnan, "True where x is NaN; never for integers.")
+unary("isfinite", "B", ALL, _isfinite, "True where x is neither inf nor NaN; integers are finite.", verify=Verify(correctly_rounded=F32))
+unary("isinf", "B", ALL, _isinf, "True where x is +inf or -inf; never for integers.", verify=Verify(correctly_rounded=F32))
+unary("isnan", "B", ALL, _isnan, "True where x is NaN; never for integers.", verify=Verify(correctly_rounded=F32))
 for _name, _body in [("expm1", m.expm1), ("log1p", m.log1p), ("log2", m.log2), ("log10", m.log10),
                      ("sinh", m.sinh), ("cosh", m.cosh), ("asin", m.asin), ("acos", m.acos),
                      ("atan", m.atan), ("asinh", m.asinh), ("acosh", m.acosh), ("atanh", m.atanh),
@@ -131,7 +131,8 @@ for _name, _body in [("expm1", m.expm1), ("log1p", m.log1p), ("log2", m.log2), (
           verify=_verify(_name))
 unary("sign", "S", ALL, _sign, "-1, 0 or 1 with the input's dtype; sign(-0.0) = -0.0, sign(NaN) = NaN.",
       verify=Verify(correctly_rounded=CR16))
-unary("signbit", "B", ALL, _signbit, "True where the sign bit is set (signbit(-0.0) is True); integers: x < 0.")
+unary("signbit", "B", ALL, _signbit, "True where the sign bit is set (signbit(-0.0) is True); integers: x < 0.",
+      verify=Verify(correctly_rounded=F32))
 unary("square", "S", NUMERIC, _square, "x * x (integers wrap).", verify=Verify(correctly_rounded=CR16))
 unary("frac", "S", NUMERIC, _frac, "x - trunc(x) with the sign of x; +0.0 for integral x; 0 for integer dtypes.",
       verify=Verify(correctly_rounded=CR16))

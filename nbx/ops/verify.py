@@ -105,8 +105,9 @@ class Verify:
     ci_rank8: str = ""                    # why the ci layout suite gives the op a rank-8 group ("" none)
     big: BigCase | None = None
     # The dtypes (of the target's operands) on which every float result is declared the correctly
-    # rounded one: the gate allows 0 misrounded results there. float32 unless the op says why not.
-    correctly_rounded: tuple = (D.float32,)
+    # rounded one: the gate allows 0 misrounded results there. No default: every op with a float
+    # dtype declares it (F32, CR16, CR_NARROW) or says why not (not_cr); tests/test_meta.py checks.
+    correctly_rounded: tuple = ()
     not_cr: str = ""                      # why float32 is not declared (required where it is not)
 
     def role(self, i: int) -> Role | None:
@@ -146,6 +147,9 @@ def check(spec: Any, oracle_arity: int) -> list[str]:
     return out
 
 
+# Declared correctly rounded on float32 (the results of 16-bit operands rounded twice, or not
+# measured on every 16-bit input): the declaration of an op that makes no stronger one.
+F32 = (D.float32,)
 # Declared correctly rounded on float16 and bfloat16 too: one IEEE operation (* / sqrt 1/x, x*x,
 # remainder's sum) of 16-bit operands computed in float32 and rounded again on the store (float32's
 # 24 bits are at least 2p + 2 of the narrow format, so the second rounding is innocuous), or an
