@@ -330,6 +330,12 @@ def cmd_run(a) -> int:
             previous = find_previous(rep, a.history)
             _publish(rep, run_dir, latest, verdict=verdict, previous=previous, what="the report",
                      elsewhere="--out DIR")
+            if not runner.INTERRUPTED and store.holds_all(plan.jobs()):
+                # the report holds every job: DIR/jobs/ stays only while a job is missing (--resume)
+                try:
+                    store.remove()
+                except OSError:
+                    pass
         finally:
             signal.signal(signal.SIGTERM, handler)
     own = [m for m in ms if m.is_nbx]

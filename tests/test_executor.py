@@ -78,9 +78,8 @@ def test_two_workers_give_the_figures_of_one_process(serial, tmp_path):
     # one progress display over both workers: a line at the start and one at the end
     lines = [x for x in p.stderr.splitlines() if x.startswith("nbx run ci")]
     assert lines[0].endswith(f"0/{N_JOBS} jobs, started") and f"{N_JOBS}/{N_JOBS} jobs (100%)" in lines[-1], p.stderr
-    # every finished job is on disk, one file each, beside the run's record
-    jobs = sorted(x.name for x in (out / JOBS_DIR).iterdir())
-    assert RECORD_FILE in jobs and len(jobs) == N_JOBS + 1, jobs
+    # every job measured: the report holds them all, and the finished jobs' files are gone
+    assert not (out / JOBS_DIR).exists()
 
 
 def _children(pid: int) -> list[int]:
@@ -163,13 +162,13 @@ def test_a_run_killed_and_resumed_gives_the_report_of_a_run_never_stopped(serial
     assert_same_figures(out, serial)
     rep = load_report(out)
     assert rep.run_id == record["run_id"] and rep.option_values("--op") == ["exp", "sigmoid", "add"]
-    assert INCOMPLETE_FILE not in {x.name for x in out.iterdir()}
+    assert not {INCOMPLETE_FILE, JOBS_DIR} & {x.name for x in out.iterdir()}
 
 
-def test_a_resume_takes_the_runs_options_and_refuses_others(tmp_path, serial):
-    r = subprocess.run([sys.executable, "-m", "nbx", "run", "--resume", str(serial), "--op", "exp"],
+def test_a_resume_needs_a_run_that_lacks_jobs(tmp_path, serial):
+    r = subprocess.run([sys.executable, "-m", "nbx", "run", "--resume", str(serial)],
                        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "--op comes from the run being resumed" in r.stderr, r.stderr
+    assert r.returncode == 2 and "holds a finished run" in r.stderr, r.stderr
     r = subprocess.run([sys.executable, "-m", "nbx", "run", "--resume", str(tmp_path)],
                        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "holds no run to resume" in r.stderr, r.stderr
@@ -192,8 +191,18 @@ def test_a_job_over_its_time_limit_is_reported_timed_out_and_fails_the_gate(tmp_
     assert failing and TIMED_OUT in failing[0], p.stdout
     rep = load_report(out)
     assert rep.backend["float64_cases"] == str(1 << 22) and rep.option_values("--float64-cases") == ["2^22"]
-    # not saved as finished: a resume runs it again
-    assert not list((out / JOBS_DIR).glob("*sweep*"))
+    # not saved as finished: the finished jobs stay for a resume, which runs that job alone again
+    assert [x.name for x in (out / JOBS_DIR).glob("*.json") if x.name != RECORD_FILE] == \
+        [x.name for x in (out / JOBS_DIR).glob("*bank*")]
+    r = subprocess.run([sys.executable, "-m", "nbx", "run", "--resume", str(out), "--job-timeout", "1",
+                        "--progress", "lines"], cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 1 and "0/1 jobs, started" in r.stderr, r.stdout + r.stderr
+    # what to measure comes from the run being resumed
+    r = subprocess.run([sys.executable, "-m", "nbx", "run", "--resume", str(out), "--op", "sin"], cwd=tmp_path,
+                       env=_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--op comes from the run being resumed" in r.stderr, r.stderr
+    assert "--job-timeout 1)" in {m.suite: m for m in load_report(out).measurements}["sweep"].error
 
 
 def test_tuples_sets_the_stratified_sample_of_float32_pairs_jobs(tmp_path):

@@ -6,6 +6,8 @@ DIR/jobs/run.json records the run (its id, the command line that started it, the
 finished job is DIR/jobs/<job>.json, the job's key and its Measurement, written atomically
 (records/files.py), so a file is whole or absent. A resumed run takes its options from run.json,
 and the report it writes holds the same measurements, figure for figure, as a run never stopped.
+Once a run's report is written with every job measured, DIR/jobs/ is removed (the report holds
+it all); it stays while a job is missing (a run stopped, a job timed out or lost), for --resume.
 """
 from __future__ import annotations
 
@@ -62,6 +64,9 @@ class JobStore:
         try:
             d = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
+            if (self.run_dir / "report.json").is_file() and not (self.run_dir / "INCOMPLETE").exists():
+                raise ValueError(f"{self.run_dir} holds a finished run: its report has every job, and there "
+                                 "is nothing to resume") from None
             raise ValueError(f"{self.run_dir} holds no run to resume ({path} is missing): give the "
                              "directory of a run that `nbx run` started (its --out)") from None
         except (OSError, ValueError) as e:
@@ -86,6 +91,18 @@ class JobStore:
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue
         return out
+
+    def holds_all(self, jobs: list[Job]) -> bool:
+        return len(self.finished(jobs)) == len(jobs)
+
+    def remove(self) -> None:
+        """Remove DIR/jobs/: the record first, so that a removal cut short leaves nothing to resume
+        from, only stray files."""
+        (self.dir / RECORD_FILE).unlink(missing_ok=True)
+        for p in self.dir.iterdir():
+            if p.is_file():
+                p.unlink()
+        self.dir.rmdir()
 
     def save(self, job: Job, m: Measurement) -> None:
         """Write one finished job. A write that fails (a full disk, a file-size limit) is said once
