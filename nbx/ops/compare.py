@@ -37,10 +37,16 @@ def _ge(a, b):
     return a >= b
 
 
-for _name, _body, _sym in [("eq", _eq, "=="), ("ne", _ne, "!="), ("lt", _lt, "<"), ("le", _le, "<="),
-                           ("gt", _gt, ">"), ("ge", _ge, ">=")]:
-    register(OpSpec(_name, 2, "B", D.ALL, _body, family="compare", scalar_operands=(0, 1),
-                    doc=f"input {_sym} other, compared in the promoted dtype (an int64 tensor against an int "
-                        "scalar keeps every bit); NaN compares unequal to everything.",
-                    verify=Verify(ci_rank8="binary with a bool result (rule B)" if _name == "eq" else "",
-                                  correctly_rounded=F32)))
+def compare(name, body, doc, **kw):
+    return register(OpSpec(name, 2, "B", D.ALL, body, doc=doc, family="compare", scalar_operands=(0, 1), **kw))
+
+
+_TAIL = (" other, compared in the promoted dtype (an int64 tensor against an int scalar keeps every bit); "
+         "NaN compares unequal to everything.")
+compare("eq", _eq, "input ==" + _TAIL,
+        verify=Verify(ci_rank8="binary with a bool result (rule B)", correctly_rounded=F32))
+compare("ne", _ne, "input !=" + _TAIL, verify=Verify(correctly_rounded=F32))
+compare("lt", _lt, "input <" + _TAIL, verify=Verify(correctly_rounded=F32))
+compare("le", _le, "input <=" + _TAIL, verify=Verify(correctly_rounded=F32))
+compare("gt", _gt, "input >" + _TAIL, verify=Verify(correctly_rounded=F32))
+compare("ge", _ge, "input >=" + _TAIL, verify=Verify(correctly_rounded=F32))
