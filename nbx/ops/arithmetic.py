@@ -5,7 +5,7 @@ import triton.language as tl
 from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32.divide import FLOOR_QUOTIENT, TRUNC_QUOTIENT
-from .registry import OpSpec, Param, register, rule_float, rule_promote
+from .registry import OpSpec, Param, binary, register, rule_float, rule_promote
 from .verify import CR16, F32, DIVISOR, BigCase, Variant, Verify, in_operand_dtype
 
 NUMERIC = D.NUMERIC
@@ -181,11 +181,6 @@ def _check_no_bool(spec, operands, params, t):
     if t.common.is_bool:
         raise TypeError(f"nbx.{spec.name}: bool operands are not supported (ATen refuses them too); "
                         "use logical_xor / logical ops")
-
-
-def binary(name, rule, dtypes, body, doc, **kw):
-    return register(OpSpec(name, 2, rule, tuple(dtypes), body, doc=doc, family="arithmetic",
-                           scalar_operands=(0, 1), **kw))
 
 
 _ALPHA = (Param("alpha", 1, doc="multiplier of the second operand"),)

@@ -8,7 +8,7 @@ from ..promotion import is_scalar
 from ..tensor import Tensor
 from .arithmetic import int_division_fault
 from .bitwise import plain_spec
-from .registry import OpSpec, by_storage, register, run
+from .registry import OpSpec, binary, by_storage, register, run
 from .verify import CR16, CR_NARROW, DIVISOR, EXPONENT, NEAR_MIDPOINT, SUBNORMAL_TIES, Verify, not_correctly_rounded
 
 ALL = D.ALL
@@ -92,12 +92,6 @@ def _hypot_16(a, b):
 @triton.jit
 def _copysign(a, b):
     return m.copysign(a, b)
-
-
-def binary(name, rule, dtypes, body, doc, **kw):
-    kw.setdefault("operand_names", ("input", "other"))
-    return register(OpSpec(name, 2, rule, tuple(dtypes), body, doc=doc, family="binary_math",
-                           scalar_operands=(0, 1), **kw))
 
 
 binary("fmod", "P", NUMERIC, lambda p, t: _fmod_float if t.compute[0].is_float else _fmod_int,

@@ -87,12 +87,7 @@ def rule_float(operands, params=None) -> Typing:              # F
     return Typing(common, out, (float_math_dtype(out),) * len(operands))
 
 
-def rule_promote(operands, params=None) -> Typing:            # P
-    common = result_type(*operands)
-    return Typing(common, common, (compute_dtype(common),) * len(operands))
-
-
-def rule_same(operands, params=None) -> Typing:               # S (unary)
+def rule_promote(operands, params=None) -> Typing:            # P, and S (its unary name)
     common = result_type(*operands)
     return Typing(common, common, (compute_dtype(common),) * len(operands))
 
@@ -108,7 +103,7 @@ def rule_logical(operands, params=None) -> Typing:            # any dtype in, ea
     return Typing(common, D.bool_, tuple(compute_dtype(d) for d in ops))
 
 
-RULES = {"F": rule_float, "P": rule_promote, "S": rule_same, "B": rule_bool, "L": rule_logical}
+RULES = {"F": rule_float, "P": rule_promote, "S": rule_promote, "B": rule_bool, "L": rule_logical}
 
 
 @dataclass(frozen=True)
@@ -188,6 +183,14 @@ def register(spec: OpSpec) -> OpSpec:
         object.__setattr__(spec, "operand_names", names)
     OPS[spec.name] = spec
     return spec
+
+
+def binary(name, rule, dtypes, body, doc, **kw) -> OpSpec:
+    """Register a two-operand op whose operands may be Python scalars; its family is the declaring
+    module's name (nbx/ops/<family>.py)."""
+    family = sys._getframe(1).f_globals["__name__"].rsplit(".", 1)[-1]
+    return register(OpSpec(name, 2, rule, tuple(dtypes), body, doc=doc, family=family,
+                           scalar_operands=(0, 1), **kw))
 
 
 # ---------------------------------------------------------------------- validation
