@@ -680,7 +680,12 @@ def cmd_where(a) -> int:
     spec = nbx.OPS[a.op]
     print(f"{spec.name}: family {spec.family}, {spec.arity} operand(s), dtypes {', '.join(spec.dtype_names)}")
     print(f"  spec     {_rel(spec.declared_at)}")
-    print(f"  body     {_where(spec.body)}")
+    from nbx.ops.registry import Choices, Select
+    if isinstance(spec.body, Choices):        # one row per value of the choice parameter
+        for value, body in spec.body.table.items():
+            print(f"  body     {spec.body.param}={value!r} {_where(body.pick if isinstance(body, Select) else body)}")
+    else:
+        print(f"  body     {_where(spec.body.pick if isinstance(spec.body, Select) else spec.body)}")
     for params, fast, _ in spec.fast32_variants():
         label = "".join(f" {k}={v}" for k, v in params.items())
         e = f"2^{math.log2(fast.bound):g}" if fast.k else "exact values"

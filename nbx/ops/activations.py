@@ -25,7 +25,7 @@ import triton.language as tl
 from .. import dtype as D
 from ..kernels import math as m
 from ..tensor import Tensor
-from .registry import OpSpec, Param, by_storage, register, run
+from .registry import Choices, OpSpec, Param, by_storage, register, run
 from .verify import (CR16, F32, CR_NARROW, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify,
                      in_operand_dtype, not_correctly_rounded)
 
@@ -345,14 +345,14 @@ activation("sigmoid", "F", ALL, _sigmoid, "1/(1+exp(-x)), two branches on exp(-|
                                         "0xb6c60000); " + NEAR_MIDPOINT, correctly_rounded=CR_NARROW))
 activation("silu", "F", ALL, by_storage(_silu, _silu_16), "x * sigmoid(x); silu(-inf) = -0.0.",
            verify=not_correctly_rounded(SUBNORMAL_TIES, correctly_rounded=CR_NARROW))
-_GELU_BODIES = {"none": by_storage(_gelu_erf, _gelu_erf_16), "tanh": by_storage(_gelu_tanh, _gelu_tanh_16)}
-activation("gelu", "F", ALL, lambda p, t: _GELU_BODIES[p["approximate"]](p, t),
+activation("gelu", "F", ALL, Choices("approximate", {"none": by_storage(_gelu_erf, _gelu_erf_16),
+                                                     "tanh": by_storage(_gelu_tanh, _gelu_tanh_16)}),
            "'none': 0.5x(1+erf(x/sqrt2)), as x/2*erfc(-x/sqrt2); 'tanh': 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), "
            "as x/(1+exp(-2u)). gelu(-inf) = -0.0.",
            params=(Param("approximate", "none", kind="choice", choices=("none", "tanh")),),
            verify=not_correctly_rounded(SUBNORMAL_TIES, correctly_rounded=CR_NARROW,
                                         variants=(Variant({"approximate": "tanh"}),)),
-           order=lambda p: GELU_ORDERS[p["approximate"]])
+           order=Choices("approximate", GELU_ORDERS))
 activation("tanh", "F", ALL, _tanh, "tanh(x).", verify=Verify(correctly_rounded=CR16))
 activation("hardsigmoid", "F", ALL, _hardsigmoid, "clamp(x/6 + 1/2, 0, 1), as ATen's min(max(x+3, 0), 6)/6.",
            verify=Verify(correctly_rounded=CR16))

@@ -5,7 +5,7 @@ import triton.language as tl
 from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32.divide import FLOOR_QUOTIENT, TRUNC_QUOTIENT
-from .registry import OpSpec, Param, binary, register, rule_float, rule_promote
+from .registry import Choices, Param, Select, binary, by_compute
 from .verify import CR16, F32, DIVISOR, BigCase, Variant, Verify, in_operand_dtype
 
 NUMERIC = D.NUMERIC
@@ -158,12 +158,8 @@ def _float_remainder(a, b):
 
 
 # ---------------------------------------------------------------- specs
-def _by_kind(float_body, int_body):
-    return lambda params, t: float_body if t.compute[0].is_float else int_body
-
-
 def _with_alpha(plain, scaled):
-    return lambda params, t: plain if params["alpha"] == 1 else scaled
+    return Select(lambda params, t: plain if params["alpha"] == 1 else scaled)
 
 
 def _alpha_params(params, t):
@@ -210,38 +206,25 @@ binary("mul", "P", ALL, _mul, "input * other.", verify=Verify(ci_rank8="binary, 
                                                               correctly_rounded=CR16))
 
 
-def _div_rule(operands, params):
-    return (rule_float if params["rounding_mode"] is None else rule_promote)(operands, params)
-
-
-def _div_body(params, t):
-    mode = params["rounding_mode"]
-    if mode is None:
-        return _true_div
-    if mode == "trunc":
-        return _float_div_trunc if t.compute[0].is_float else _int_div_trunc
-    return _float_floor_divide if t.compute[0].is_float else _int_floor_divide
-
-
-def _div_fast32(params):
-    return {None: None, "trunc": TRUNC_QUOTIENT, "floor": FLOOR_QUOTIENT}[params["rounding_mode"]]
-
-
 def _check_div(spec, operands, params, t):
     if params["rounding_mode"] is not None:
         _check_no_bool(spec, operands, params, t)
 
 
-binary("div", _div_rule, ALL, _div_body,
+# rounding_mode:           None           'trunc'                                    'floor'
+binary("div", Choices("rounding_mode", {None: "F", "trunc": "P", "floor": "P"}), ALL,
+       Choices("rounding_mode", {None: _true_div, "trunc": by_compute(_float_div_trunc, _int_div_trunc),
+                                 "floor": by_compute(_float_floor_divide, _int_floor_divide)}),
        "input / other. rounding_mode=None: true division (integers give the default float); 'trunc': "
        "rounded toward zero; 'floor': floor division as floor_divide. Integer division by zero raises "
        "ZeroDivisionError.",
        params=(Param("rounding_mode", None, kind="choice", choices=(None, "trunc", "floor")),),
-       check=_check_div, fault=int_division_fault, fast32=_div_fast32,
+       check=_check_div, fault=int_division_fault,
+       fast32=Choices("rounding_mode", {None: None, "trunc": TRUNC_QUOTIENT, "floor": FLOOR_QUOTIENT}),
        # the rounding modes refuse bool (_check_div)
        verify=Verify(variants=tuple(Variant({"rounding_mode": r}, NUMERIC) for r in ("trunc", "floor")),
                      roles={1: DIVISOR}, correctly_rounded=CR16))
-binary("floor_divide", "P", NUMERIC, _by_kind(_float_floor_divide, _int_floor_divide),
+binary("floor_divide", "P", NUMERIC, by_compute(_float_floor_divide, _int_floor_divide),
        "Floored division. Integers: exact at every magnitude; INT_MIN // -1 wraps to INT_MIN; a zero "
        "divisor raises ZeroDivisionError. Floats: Python's semantics from fmod (1.0 // 0.1 == 9.0); a "
        "zero result keeps the sign of input / other.",
@@ -249,7 +232,7 @@ binary("floor_divide", "P", NUMERIC, _by_kind(_float_floor_divide, _int_floor_di
        verify=Verify(roles={1: DIVISOR}, exact_float=True,
                      ci_rank8="binary with the fault flag (a zero divisor) and a float32 fast path",
                      correctly_rounded=F32))
-binary("remainder", "P", NUMERIC, _by_kind(_float_remainder, _int_remainder),
+binary("remainder", "P", NUMERIC, by_compute(_float_remainder, _int_remainder),
        "Python's %: the sign of the divisor. Floats via fmod plus a sign fix (ATen); a zero result keeps the "
        "dividend's sign (-0.0 % 3.0 is -0.0). Integer zero divisor raises ZeroDivisionError.",
        check=_check_no_bool, fault=int_division_fault,

@@ -8,7 +8,7 @@ from ..promotion import is_scalar
 from ..tensor import Tensor
 from .arithmetic import int_division_fault
 from .bitwise import plain_spec
-from .registry import OpSpec, binary, by_storage, register, run
+from .registry import binary, by_compute, by_storage, run
 from .verify import CR16, CR_NARROW, DIVISOR, EXPONENT, NEAR_MIDPOINT, SUBNORMAL_TIES, Verify, not_correctly_rounded
 
 ALL = D.ALL
@@ -94,7 +94,7 @@ def _copysign(a, b):
     return m.copysign(a, b)
 
 
-binary("fmod", "P", NUMERIC, lambda p, t: _fmod_float if t.compute[0].is_float else _fmod_int,
+binary("fmod", "P", NUMERIC, by_compute(_fmod_float, _fmod_int),
        "C fmod: the remainder with the sign of the dividend, exact. Integer division by zero raises "
        "ZeroDivisionError; INT_MIN fmod -1 is 0.", fault=int_division_fault,
        verify=Verify(roles={1: DIVISOR}, correctly_rounded=CR16))
@@ -232,7 +232,7 @@ def _pow_compose(spec, operands, params, out):
         raise _negative_power_error(common, "argument 'exponent' has a negative element") from None
 
 
-binary("pow", "P", NUMERIC, lambda p, t: _pow_float if t.compute[0].is_float else _pow_int,
+binary("pow", "P", NUMERIC, by_compute(_pow_float, _pow_int),
        "input ** exponent: tensor**scalar, scalar**tensor, tensor**tensor. A Python integer exponent with "
        "|n| <= 4 is exact multiplication (float32 in float64); other float cases are libdevice pow (C pow: "
        "0**0 = NaN**0 = 1**NaN = 1). Integers: exact with wrap-around; a negative integer exponent is a "

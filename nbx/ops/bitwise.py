@@ -14,7 +14,7 @@ import triton.language as tl
 from .. import dtype as D
 from ..promotion import is_scalar
 from ..tensor import Tensor
-from .registry import RULES, OpSpec, register, rule_promote, run
+from .registry import RULES, OpSpec, Select, register, rule_promote, run
 from .verify import SHIFT, Verify
 
 INTEGRAL = D.INTEGRAL
@@ -119,7 +119,7 @@ bitwise("bitwise_and", 2, INTEGRAL, _and, "input & other (integer and bool); bro
         verify=Verify(ci_rank8="binary compose op (rule I's operand check) on integer and bool operands"))
 bitwise("bitwise_or", 2, INTEGRAL, _or, "input | other (integer and bool); broadcasts.")
 bitwise("bitwise_xor", 2, INTEGRAL, _xor, "input ^ other (integer and bool); broadcasts.")
-bitwise("bitwise_not", 1, INTEGRAL, lambda p, t: _bool_not if t.common.is_bool else _not,
+bitwise("bitwise_not", 1, INTEGRAL, Select(lambda p, t: _bool_not if t.common.is_bool else _not),
         "~input; on bool it is logical not.")
 bitwise("bitwise_left_shift", 2, INTS, _left_shift,
         "input << other; a count < 0 or >= the bit width of the result dtype gives 0 (ATen).",

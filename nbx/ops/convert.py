@@ -5,7 +5,7 @@ import triton
 import triton.language as tl
 
 from .. import dtype as D
-from .registry import OpSpec, Param, Typing, compute_dtype, register
+from .registry import OpSpec, Param, Select, Typing, compute_dtype, register
 from .verify import CR16, F32, BigCase, Variant, Verify, bits_of
 
 ALL = D.ALL
@@ -85,7 +85,7 @@ def _nan_to_num_params(params, t):
     return [(params["nan"], d), (pos, d), (neg, d)]
 
 
-register(OpSpec("nan_to_num", 1, "S", ALL, lambda p, t: _nan_to_num if t.common.is_float else _identity,
+register(OpSpec("nan_to_num", 1, "S", ALL, Select(lambda p, t: _nan_to_num if t.common.is_float else _identity),
                 family="convert", kernel_params=_nan_to_num_params,
                 params=(Param("nan", 0.0), Param("posinf", None), Param("neginf", None)),
                 doc="NaN -> nan, +inf -> posinf, -inf -> neginf; None means the OUTPUT dtype's largest / "
@@ -107,7 +107,7 @@ def _bf16_body(params, t):
     return _identity if t.common is D.bfloat16 else _bf16_bits_to_f32
 
 
-register(OpSpec("bf16_to_fp16", 1, _bf16_typing, (D.int16, D.bfloat16), _bf16_body, family="convert",
+register(OpSpec("bf16_to_fp16", 1, _bf16_typing, (D.int16, D.bfloat16), Select(_bf16_body), family="convert",
                 doc="Raw bfloat16 bit patterns held in an int16 tensor (or a bfloat16 tensor) to float16 "
                     "through float32: round to nearest even, overflow to inf, subnormals kept. out= may be a "
                     "float16 view of the input's own storage (the conversion reads each element before "

@@ -73,11 +73,46 @@ def float_math_dtype(d: D.DType) -> D.DType:
     return D.float64 if d in NARROW_FLOATS else compute_dtype(d)
 
 
-def by_storage(body, narrow):
+class Select:
+    """The one way a spec field (rule, body, fast32, order) depends on the launch: `pick(params,
+    typing)` gives the field's value (typing is None where the field is chosen before typing: rule,
+    fast32's listing, order). A field is either its value or a Select; nothing else is probed.
+    `__module__` is the module that declared it (the op's family module)."""
+    def __init__(self, pick: Callable, module: str | None = None):
+        self.pick = pick
+        self.__module__ = module or sys._getframe(1).f_globals["__name__"]
+
+    def __call__(self, params: dict, typing: "Typing | None" = None):
+        return self.pick(params, typing)
+
+
+class Choices(Select):
+    """A field chosen by a 'choice' parameter, as an explicit table: one row per value of `param`
+    (div's three rounding modes are three rows), each row the field's value or a Select."""
+    def __init__(self, param: str, table: dict):
+        self.param, self.table = param, dict(table)
+        super().__init__(self._row, sys._getframe(1).f_globals["__name__"])
+
+    def _row(self, params: dict, typing=None):
+        return resolve(self.table[params[self.param]], params, typing)
+
+
+def resolve(field, params: dict, typing=None):
+    """A spec field's value for a launch: the field itself, or its Select's choice."""
+    return field(params, typing) if isinstance(field, Select) else field
+
+
+def by_storage(body, narrow) -> Select:
     """An op body chosen by where the result is stored: `narrow` for float16/bfloat16 results
     (computed in float64 by rule F, rounded once on the store), which must keep a rounding tie's
     side that float64 cannot (math.with_residual); `body` otherwise."""
-    return lambda params, t: narrow if t.out in NARROW_FLOATS else body
+    return Select(lambda params, t: narrow if t.out in NARROW_FLOATS else body, sys._getframe(1).f_globals["__name__"])
+
+
+def by_compute(float_body, int_body) -> Select:
+    """An op body chosen by the compute dtype of the first operand: float or integer."""
+    return Select(lambda params, t: float_body if t.compute[0].is_float else int_body,
+                  sys._getframe(1).f_globals["__name__"])
 
 
 # ---------------------------------------------------------------------- dtype rules (docs/OPS.md's D)
@@ -110,9 +145,9 @@ RULES = {"F": rule_float, "P": rule_promote, "S": rule_promote, "B": rule_bool, 
 class OpSpec:
     name: str
     arity: int
-    rule: Any                                   # key of RULES, or a function (operands, params) -> Typing
+    rule: Any                                   # key of RULES, a function (operands, params) -> Typing, or a Select of them
     dtypes: tuple                               # supported `common` dtypes
-    body: Any                                   # @triton.jit body, or a callable(params, typing) -> body
+    body: Any                                   # @triton.jit body, or a Select (by typing, or Choices by a parameter)
     params: tuple = ()
     doc: str = ""
     family: str = ""
@@ -122,32 +157,41 @@ class OpSpec:
     check: Callable | None = None               # check(spec, operands, params, typing): op-specific validation
     kernel_params: Callable | None = None       # (params, typing) -> [(value, dtype)] sent to the kernel
     compose: Callable | None = None             # an op that is a composition runs this instead of one launch
-    fast32: Any = None                          # FastPath, or callable(params) -> FastPath | None: the float32 fast path
+    fast32: Any = None                          # FastPath, None, or a Select (Choices) of them: the float32 fast path
     extra: dict = field(default_factory=dict)
     declared_at: str = ""                       # "path:line" of the module-level statement that registered it
     verify: Verify = field(default_factory=Verify)  # what the precision harness must know (verify.py)
-    order: Any = None                           # Order, or callable(params) -> Order | None (verify.py)
+    order: Any = None                           # Order, None, or a Select (Choices) of them (verify.py)
+
+    def __post_init__(self):
+        if inspect.isfunction(self.body):       # a plain (params, typing) -> body function is a Select
+            object.__setattr__(self, "body", Select(self.body, self.body.__module__))
+        for what, value in (("fast32", self.fast32), ("order", self.order)):
+            if inspect.isfunction(value):
+                raise TypeError(f"op {self.name!r}: {what} is a plain function; a field that depends on "
+                                "the launch is a Select (or Choices, by a parameter)")
 
     @property
     def dtype_names(self) -> tuple:
         return tuple(d.name for d in self.dtypes)
 
     def typing(self, operands, params: dict) -> Typing:
-        rule = RULES[self.rule] if isinstance(self.rule, str) else self.rule
+        rule = resolve(self.rule, params)
+        rule = RULES[rule] if isinstance(rule, str) else rule
         return rule(operands, params)
 
     def select_body(self, params: dict, typing: Typing):
-        return self.body if hasattr(self.body, "fn") or not callable(self.body) else self.body(params, typing)
+        return resolve(self.body, params, typing)
 
     def select_fast32(self, params: dict, typing: Typing) -> FastPath | None:
         """The fast path of a launch: the op's, where every operand computes in float32."""
         if self.fast32 is None or any(d is not D.float32 for d in typing.compute):
             return None
-        return self.fast32 if isinstance(self.fast32, FastPath) else self.fast32(params)
+        return resolve(self.fast32, params, typing)
 
     def select_order(self, params: dict, dtype: D.DType):
         """The documented evaluation order (verify.Order) the op follows on `dtype`, or None."""
-        order = self.order(params) if callable(self.order) else self.order
+        order = resolve(self.order, params)
         return order if order is not None and order.applies(dtype) else None
 
     def fast32_variants(self) -> list[tuple[dict, FastPath, Any]]:

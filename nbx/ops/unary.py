@@ -6,7 +6,7 @@ import triton.language as tl
 from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32 import erf, log, rsqrt, trig
-from .registry import OpSpec, register
+from .registry import OpSpec, Select, register
 from .verify import CR16, F32, CR_NARROW, NEAR_MIDPOINT, BigCase, Verify, not_correctly_rounded
 
 NUMERIC = D.NUMERIC
@@ -85,7 +85,7 @@ def _frac(x):
 
 def _float_or_identity(float_body):
     """Rounding ops are the identity on integers (ATen)."""
-    return lambda params, t: float_body if t.common.is_float else _identity
+    return Select(lambda params, t: float_body if t.common.is_float else _identity)
 
 
 def unary(name, rule, dtypes, body, doc, **kw):
