@@ -97,9 +97,9 @@ class Choices(Select):
         return resolve(self.table[params[self.param]], params, typing)
 
 
-def resolve(field, params: dict, typing=None):
+def resolve(value, params: dict, typing=None):
     """A spec field's value for a launch: the field itself, or its Select's choice."""
-    return field(params, typing) if isinstance(field, Select) else field
+    return value(params, typing) if isinstance(value, Select) else value
 
 
 def by_storage(body, narrow) -> Select:
@@ -158,7 +158,6 @@ class OpSpec:
     kernel_params: Callable | None = None       # (params, typing) -> [(value, dtype)] sent to the kernel
     compose: Callable | None = None             # an op that is a composition runs this instead of one launch
     fast32: Any = None                          # FastPath, None, or a Select (Choices) of them: the float32 fast path
-    extra: dict = field(default_factory=dict)
     declared_at: str = ""                       # "path:line" of the module-level statement that registered it
     verify: Verify = field(default_factory=Verify)  # what the precision harness must know (verify.py)
     order: Any = None                           # Order, None, or a Select (Choices) of them (verify.py)
