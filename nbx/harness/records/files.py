@@ -42,13 +42,13 @@ def _swap_in(tmp: str, path: Path) -> None:
     fsync_dir(path.parent)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path`: the reader sees the old file or the whole new one, never a part."""
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path`: the reader sees the old file or the whole new one, never a part."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
@@ -56,6 +56,11 @@ def atomic_write_text(path: Path, text: str) -> None:
         os.unlink(tmp)
         raise
     _swap_in(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` (UTF-8, newlines as written) to `path` as atomic_write_bytes writes bytes."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_symlink(target_dir: Path, link: Path) -> None:

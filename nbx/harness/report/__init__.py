@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nbx.harness.records.files import atomic_write_bytes
 from nbx.harness.report.diff import Change, ReportDiff, diff_reports, format_diff, incomparable
 from nbx.harness.report.html import render_html
 from nbx.harness.report.json_report import (LOCK_FILE, REPORT_FILE, DirectoryInUse, Key, Previous,
@@ -17,7 +18,6 @@ from nbx.harness.report.json_report import (LOCK_FILE, REPORT_FILE, DirectoryInU
                                             load_report, merge_reports, new_run_id, parse_label)
 from nbx.harness.report.junit import render_junit
 from nbx.harness.report.markdown import OVERVIEW_PNG, render_markdown
-from nbx.harness.report.overview import atomic_write_bytes
 from nbx.harness.report.trends import History, format_history, load_history
 
 __all__ = ["LOCK_FILE", "Change", "DirectoryInUse", "History", "Key", "Previous", "Report", "ReportDiff",

@@ -17,14 +17,11 @@ The page (html.py) draws the grid as a table; overview_png draws it with matplot
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbx.dtype import DTYPES
 from nbx.harness.gate import budgets as B
-from nbx.harness.records.files import fsync_dir
 from nbx.harness.records.measurement import SUITES, Measurement
 from nbx.harness.report.diff import CORRECTLY_ROUNDED_ULP, diff_reports
 from nbx.harness.report.json_report import Key, Report, fmt_ulp
@@ -258,25 +255,6 @@ def build(report: Report, *, budgets: dict, verdict=None, failures: dict | None 
 
 
 # ---------------------------------------------------------------------- the PNG
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` as files.atomic_write_text writes text: a temp file beside it,
-    fsynced, renamed over it, the rename made durable."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
-
 
 def overview_png(ov: Overview, *, title: str = "", changes: dict[Key, str] | None = None,
                  dpi: int = 100) -> bytes:
