@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import errno
 import itertools
+import os
 import sys
 from pathlib import Path
 
@@ -1021,14 +1022,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    import signal
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)    # `nbx ... | head` ends quietly
     p = parser()
     a = p.parse_args(argv)
     a.argv = list(argv) if argv is not None else sys.argv[1:]     # as the report records it
     try:
         return a.fn(a)
+    except BrokenPipeError:
+        # `nbx ... | head` closed our stdout: end quietly. SIGPIPE keeps Python's SIG_IGN, since a
+        # run writes to its workers' pipes too and one that died must not end the run.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except EnvironmentFailure as e:
         p.exit(EXIT_ENVIRONMENT, f"nbx {a.cmd}: {e}\n")
     except (UsageError, FileNotFoundError, ValueError) as e:

@@ -244,3 +244,17 @@ def test_ray_runs_the_jobs_with_the_figures_of_one_process(serial, tmp_path):
     assert_same_figures(out, serial)
     rep = load_report(out)
     assert rep.backend["executor"].startswith("ray") and rep.backend["nodes"] not in ("", "none")
+
+
+
+def test_a_send_to_a_dead_workers_pipe_is_a_lost_worker_not_the_end_of_the_run():
+    """A worker can die between the run's last read of its pipe and the next job sent down it: the
+    send answers False (the loop then retires the worker and gives the job to a fresh one) instead
+    of EPIPE ending the run, which test_a_worker_killed_mid_job... met as a SIGPIPE (exit -13)."""
+    import multiprocessing
+
+    from nbx.harness.run.pool import _send
+    parent, child = multiprocessing.Pipe()
+    assert _send(parent, 1) and child.recv() == 1
+    child.close()
+    assert _send(parent, 2) is False

@@ -73,7 +73,9 @@ def _fma(a, b, c):
         p = a.astype(np.float64) * b.astype(np.float64)
         s, err = _two_sum(p, np.asarray(c).astype(np.float64))
         return _round_to_odd(s, err).astype(np.float32)
-    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (a, b, c)))
+    if a.ndim != 1:
+        return _fma(a.reshape(-1), b.reshape(-1), c.reshape(-1)).reshape(a.shape)
     # Dekker's split multiplies by 2^27 + 1: from 2^996 on that overflows. Such an operand is taken
     # at 2^-64 and c at the same scale as the product (a nonzero product is then >= 2^-79, so the
     # scaled sum stays normal and rounds as the unscaled one; c loses bits only below 2^-1010).
@@ -81,8 +83,13 @@ def _fma(a, b, c):
         finite_product = (a != 0) & (b != 0) & np.isfinite(a * 0) & np.isfinite(b * 0)
     ka, kb = ((np.abs(v) > 2.0 ** 995) & finite_product for v in (a, b))
     if np.any(ka | kb):
-        k = 64 * ka.astype(np.int64) + 64 * kb.astype(np.int64)
-        return np.ldexp(_fma(np.ldexp(a, -64 * ka), np.ldexp(b, -64 * kb), np.ldexp(c, -k)), k)
+        scaled = ka | kb                  # these elements alone go round again (a pow tile has ~1 in 10^3)
+        k = 64 * ka[scaled].astype(np.int64) + 64 * kb[scaled].astype(np.int64)
+        out = np.empty_like(a)
+        out[~scaled] = _fma(a[~scaled], b[~scaled], c[~scaled])
+        out[scaled] = np.ldexp(_fma(np.ldexp(a[scaled], -64 * ka[scaled]), np.ldexp(b[scaled], -64 * kb[scaled]),
+                                    np.ldexp(c[scaled], -k)), k)
+        return out
     p = a * b
     split = lambda v: (lambda t: (t - (t - v), v - (t - (t - v))))(v * 134217729.0)
     (ah, al), (bh, bl) = split(a), split(b)
@@ -100,8 +107,8 @@ def _fma(a, b, c):
     # below 2^-1020, some 2000 binades under the sum's rounding.
     big = np.isinf(p) & np.isfinite(a) & np.isfinite(b)
     if np.any(big):
-        scaled = 4.0 * _fma(np.where(big, a * 0.5, 1.0), np.where(big, b * 0.5, 1.0), np.where(big, c * 0.25, 0.0))
-        out = np.where(big, np.where(np.isinf(c), c, scaled), out)
+        scaled = 4.0 * _fma(a[big] * 0.5, b[big] * 0.5, c[big] * 0.25)
+        out[big] = np.where(np.isinf(c[big]), c[big], scaled)
     return out
 
 

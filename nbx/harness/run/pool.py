@@ -127,9 +127,12 @@ class LocalPool:
                 for w in pool:
                     if w.ready and w.job is None and queue:
                         w.job, w.started = queue.popleft(), now
-                        w.conn.send(w.job)
+                        if not _send(w.conn, w.job):
+                            # the worker died idle: its job goes back first, the loss is seen below
+                            queue.appendleft(w.job)
+                            w.job = None
                     elif w.ready and w.job is None and not queue:
-                        w.conn.send(None)
+                        _send(w.conn, None)
                         w.ready = False           # leaving: not given another job
                 busy = [w.started + self.job_timeout - now for w in pool
                         if w.job is not None and self.job_timeout is not None]
@@ -182,10 +185,7 @@ class LocalPool:
         finally:
             for w in list(pool):
                 if w.job is None and w.process.is_alive():
-                    try:
-                        w.conn.send(None)
-                    except OSError:
-                        pass
+                    _send(w.conn, None)
                 else:
                     w.process.kill()
             for w in list(pool):
@@ -194,6 +194,16 @@ class LocalPool:
                     w.process.kill()
                     w.process.join()
                 w.conn.close()
+
+
+def _send(conn, what) -> bool:
+    """Send to a worker; False when its pipe is closed (the worker died between two reads), which
+    the loop then sees as a lost worker instead of the run ending on EPIPE."""
+    try:
+        conn.send(what)
+        return True
+    except OSError:
+        return False
 
 
 def _signal_name(code: int | None) -> str:
