@@ -258,3 +258,46 @@ def test_a_send_to_a_dead_workers_pipe_is_a_lost_worker_not_the_end_of_the_run()
     assert _send(parent, 1) and child.recv() == 1
     child.close()
     assert _send(parent, 2) is False
+
+
+_CRASH_FIRST_WORKERS = '''
+import os, signal
+if b"spawn_main" in open("/proc/self/cmdline", "rb").read():
+    d = os.environ["NBX_TEST_CRASH_DIR"]
+    for i in range(int(os.environ["NBX_TEST_CRASHES"])):
+        try:
+            os.close(os.open(os.path.join(d, str(i)), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            continue
+        os.kill(os.getpid(), signal.SIGSEGV)        # a crash in native code, before the worker is ready
+'''
+
+
+def _crashing_env(tmp_path: Path, crashes: int) -> dict:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_CRASH_FIRST_WORKERS)
+    return {**_env(), "PYTHONPATH": f"{site}{os.pathsep}{REPO}", "NBX_TEST_CRASH_DIR": str(site),
+            "NBX_TEST_CRASHES": str(crashes)}
+
+
+@pytest.mark.parametrize("crashes", [2, 3])
+def test_workers_that_crash_before_their_first_job_are_replaced_then_the_run_goes_on_with_the_rest(
+        serial, tmp_path, crashes):
+    """The first `crashes` worker processes die of SIGSEGV while starting: each is named with its own
+    exit status, replaced until START_FAILURES (3) have died, and the run ends with every job measured
+    by the workers it has (2 crashes: two fresh workers; 3: the one fresh worker left)."""
+    out = tmp_path / "crashes"
+    p = subprocess.run(_argv(out, "--jobs", "2"), cwd=tmp_path, env=_crashing_env(tmp_path, crashes),
+                       capture_output=True, text=True, timeout=300)
+    assert p.stderr.count("a worker died before its first job (exit code -11, SIGSEGV)") == crashes, p.stderr
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert_same_figures(out, serial)
+
+
+def test_a_run_whose_every_worker_crashes_stops_with_an_environment_failure(tmp_path):
+    out = tmp_path / "all-crash"
+    p = subprocess.run(_argv(out, "--jobs", "2"), cwd=tmp_path, env=_crashing_env(tmp_path, 99),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 3 and "died before their first job" in p.stderr, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr, p.stderr

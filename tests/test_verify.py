@@ -336,12 +336,16 @@ def test_a_reference_that_raises_names_the_input():
 @pytest.mark.cuda
 def test_cuda_every_float32_input_of_a_user_op_on_the_device():
     """All 2^32 float32 inputs of quick-gelu, decided on the device with its float64 form; mpmath
-    decides the undecided ones (and at most sweep_host of them)."""
+    decides the undecided ones (at most sweep_host of them; the rest are left out). Below 2^-125 the
+    result x/2 + 0.4255 x^2 lies within 2^-250 of x/2, which is a subnormal midpoint for every odd x:
+    2^24 inputs no float64 form decides. On an H100 (2026-12-05): 4,278,189,723 decided on the
+    device, 4,453 by mpmath, 16,773,120 left out."""
     v = nbx.verify(quick_gelu, reference=quick_gelu_mp, dtype="float32", name="quick_gelu", arrays="nbx",
                    device=quick_gelu_device, device_k=256, float64=quick_gelu_f64, bound=2.0 ** -45,
                    bits=(0, 1 << 32), profile="exhaustive")
     m = v["sweep"]
-    assert m.error == "" and m.cases + m.left_out == 1 << 32 and m.decided_on_device > (1 << 32) - (1 << 20)
+    assert m.error == "" and m.cases + m.left_out == 1 << 32 and m.decided_on_device + m.undecided == m.cases
+    assert 1 << 24 <= m.undecided + m.left_out < (1 << 24) + (1 << 12)
     print(v)
 
 

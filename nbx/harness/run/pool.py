@@ -6,11 +6,14 @@ into the run's Plan. The run hands the next job, costliest first, to whichever w
 merges each Measurement as it arrives (runner.execute). A job still running after the time limit
 has its worker killed and replaced and is reported as timed out; a job whose worker dies (killed,
 out of memory, a crash in native code) runs once more on a fresh worker, and is reported as lost
-if that one dies too. The gate fails both by name.
+if that one dies too. The gate fails both by name. A worker that dies before its first job is
+replaced, START_FAILURES times in all; after that the run goes on with the workers it has, and stops
+only when none is left.
 """
 from __future__ import annotations
 
 import collections
+import faulthandler
 import multiprocessing
 import os
 import signal
@@ -49,6 +52,7 @@ def worker_main(conn, plan_dict: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _die_with_parent()
+    faulthandler.enable()     # a crash in native code (a driver, a compiled launcher) names its Python frame
     try:
         plan = runner.Plan.from_dict(plan_dict)
         runner.load_peers(plan)
@@ -78,7 +82,7 @@ class _Worker:
     ready: bool = False
     job: int | None = None
     started: float = 0.0
-    deaths_before_ready: int = 0
+    lost: bool = False
 
 
 @dataclass
@@ -115,7 +119,9 @@ class LocalPool:
         def retire(w: _Worker, kill: bool) -> None:
             pool.remove(w)
             if kill and w.process.is_alive():
-                w.process.kill()
+                w.process.join(EXIT_WAIT_S if w.lost else 0)   # exiting already: keep its own exit code
+                if w.process.is_alive():
+                    w.process.kill()
             w.process.join(EXIT_WAIT_S)
             w.conn.close()
 
@@ -123,6 +129,8 @@ class LocalPool:
             for _ in range(min(self.workers, len(queue))):
                 start()
             while queue or any(w.job is not None for w in pool):
+                if not pool:
+                    raise runner.ExecutorFailed(f"no worker left: {start_failures} died before their first job")
                 now = time.monotonic()
                 for w in pool:
                     if w.ready and w.job is None and queue:
@@ -151,17 +159,19 @@ class LocalPool:
                             else:
                                 raise runner.ExecutorFailed(f"a worker could not start: {a}")
                     except (EOFError, OSError):
-                        lost = True
+                        lost = w.lost = True          # its end of the pipe closed: the worker is exiting
                     if lost or not w.process.is_alive():
                         retire(w, kill=True)
+                        code = f"exit code {w.process.exitcode}{_signal_name(w.process.exitcode)}"
                         if not w.ready and w.job is None and w.process.exitcode not in (0, None):
                             start_failures += 1
-                            if start_failures >= START_FAILURES:
+                            print(f"nbx run: a worker died before its first job ({code})", file=sys.stderr,
+                                  flush=True)
+                            if start_failures >= START_FAILURES and not pool:
                                 raise runner.ExecutorFailed(f"{start_failures} worker processes died before "
-                                                            f"their first job (last exit code {w.process.exitcode})")
+                                                            f"their first job (last {code})")
                         if w.job is not None:
                             tries[w.job] += 1
-                            code = f"exit code {w.process.exitcode}{_signal_name(w.process.exitcode)}"
                             if tries[w.job] < TRIES:
                                 queue.appendleft(w.job)
                                 print(f"nbx run: a worker died ({code}) during {runner.job_label(plan.jobs()[w.job])}; "
@@ -170,7 +180,7 @@ class LocalPool:
                                 deliver(w.job, runner.failed(
                                     plan, w.job, f"lost: its worker died {TRIES} times (last {code})",
                                     time.monotonic() - w.started), measured=False)
-                        if queue and len(pool) < self.workers:
+                        if queue and len(pool) < self.workers and start_failures < START_FAILURES:
                             start()
                         continue
                     if (w.job is not None and self.job_timeout is not None
