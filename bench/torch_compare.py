@@ -15,9 +15,10 @@ import sys
 import numpy as np
 
 import nbx
-from nbx.harness.run import runner
+from nbx.harness import api
+from nbx.harness.suites import values
 from nbx.harness.scoring.host import Accumulator, score
-from nbx.harness.targets.target import Target
+from nbx.harness.targets.target import Target, targets
 
 
 def torch_fn(op: str, params: dict):
@@ -56,7 +57,7 @@ def measure_torch(t: Target, suite: str, profile: str, seed: int):
     if fn is None:
         return None
     acc = Accumulator(t, suite, "torch-" + torch.__version__)
-    for arrays in runner.batches(t, suite, profile, seed):
+    for arrays in values.batches(t, suite, profile, seed):
         ins = [torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in arrays]
         got = fn(*ins).cpu().numpy()
         acc.add(arrays, got, score(t, arrays, got))
@@ -73,11 +74,11 @@ def main(argv=None):
     import torch
     rows = []
     wanted = [o for o in a.ops.split(",") if o] or None
-    for t in [t for t in runner.targets(wanted, ["float32"])]:
+    for t in targets(wanted, ["float32"]):
         suite = "sweep" if t.oracle_arity == 1 else "pairs"
         if t.split:
             suite = "pairs"
-        mine = runner.measure(t, suite, a.profile, a.seed, nbx.backend_id())
+        mine = api.measure(t, suite, profile=a.profile, seed=a.seed)
         try:
             theirs = measure_torch(t, suite, a.profile, a.seed)
         except Exception as e:  # noqa: BLE001 (an op torch does not take this way: say so)

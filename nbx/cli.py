@@ -423,7 +423,7 @@ def _executor(a):
 
 
 def _sizes(a) -> dict:
-    """runner.profile_sizes's overrides from --tuples and --float64-cases."""
+    """values.profile_sizes's overrides from --tuples and --float64-cases."""
     sizes = {}
     if a.tuples:
         sizes.update(pairs32=a.tuples, pairs32_interpreter=a.tuples)

@@ -21,7 +21,7 @@ import pytest
 from nbx import dtype as D
 from nbx.harness.suites import bank
 from nbx.harness.gate import verdict as gate
-from nbx.harness.run import runner
+from nbx.harness import api
 from nbx.harness.records.measurement import Measurement
 from nbx.harness.targets.target import Target
 
@@ -239,7 +239,7 @@ def test_corrupted_file_is_detected_by_check_load_and_the_gate(bank_copy):
         bank.load(t)
 
     bank._MANIFEST.clear()
-    m = runner.measure(t, "bank", "ci", 0, "test-backend")
+    m = api.measure(t, "bank", backend="test-backend")
     assert m.error.startswith("BankError") and "float32.txt" in m.error
     fails = gate.decide([m], {"budgets": {"exp|float32": {"max_ulp": 10.0}}}, ops=["exp"],
                         dtypes=["float32"], bank_problems=problems)
@@ -248,7 +248,7 @@ def test_corrupted_file_is_detected_by_check_load_and_the_gate(bank_copy):
     assert any(f.key == ("bank", "", "") for f in fails)
 
     # an intact neighbour still measures
-    m2 = runner.measure(Target("exp", {}, D.float16), "bank", "ci", 0, "test-backend")
+    m2 = api.measure(Target("exp", {}, D.float16), "bank", backend="test-backend")
     assert m2.error == "" and m2.cases > 0
 
 

@@ -11,7 +11,7 @@ import triton.language as tl  # noqa: F401  (the planted body is Triton code)
 import nbx
 from nbx.harness.inputs import cases as C
 from nbx.harness.suites import exhaustive as X
-from nbx.harness.run import runner
+from nbx.harness import api
 from nbx.harness.scoring.host import Accumulator, score
 from nbx.harness.targets.target import Target
 
@@ -41,7 +41,7 @@ def test_device_sweep_matches_the_host(op, params, dtype):
     t = Target(op, params, nbx.DTYPES[dtype])
     assert X.device_oracle(t) is not None
     lo, hi = RANGES[dtype]
-    dev = runner.measure(t, "sweep" if dtype == "float32" else "exhaustive16", "ci", 0, nbx.backend_id(), (lo, hi))
+    dev = api.measure(t, "sweep" if dtype == "float32" else "exhaustive16", bits=(lo, hi))
     host, err = _host(t, lo, hi, errors=True)
     assert not dev.error, dev.error
     assert dev.cases == host.cases == hi - lo
@@ -98,7 +98,7 @@ def test_the_overflow_edge_is_a_rounding_on_both_sides(monkeypatch):
     dev = _pairs_on_both(t, 0x94000000)
     assert dev.special_mismatches == 0 and dev.not_correctly_rounded > 0
     assert 0.5 < dev.max_ulp < 0.5001
-    one = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (0x9400F555, 0x9400F556))
+    one = api.measure(t, "pairs", bits=(0x9400F555, 0x9400F556))
     assert (one.not_correctly_rounded, one.special_mismatches) == (1, 0)
     assert (one.worst[0].got, one.worst[0].expected) == ("0x7c00", "0x7bff")     # inf for 65504
 
@@ -108,7 +108,7 @@ def _pairs_on_both(t, lo):
     d = t.dtype
     assert X.device_oracle(t) is not None
     hi = lo + (1 << 16)
-    dev = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    dev = api.measure(t, "pairs", bits=(lo, hi))
     acc = Accumulator(t, "pairs", nbx.backend_id())
     idx = np.arange(lo, hi, dtype=np.uint64)
     a, b = (idx >> 16).astype(d.uint_np).view(d.np), (idx & 0xFFFF).astype(d.uint_np).view(d.np)
@@ -150,7 +150,7 @@ def test_exact_results_decided_on_the_device_match_the_host(label):
     t = _target(label, "float32")
     assert X.device_oracle(t) is not None, label
     for lo, hi in EXACT_RANGES:
-        dev = runner.measure(t, "sweep", "ci", 0, nbx.backend_id(), (lo, hi))
+        dev = api.measure(t, "sweep", bits=(lo, hi))
         host = _host(t, lo, hi)
         assert not dev.error, dev.error
         assert dev.cases == host.cases == hi - lo
@@ -166,7 +166,7 @@ def test_exact_pairs_decided_on_the_device_match_the_host(op, dtype):
     t = Target(op, {}, nbx.DTYPES[dtype])
     assert X.device_oracle(t) is not None
     lo, hi = 0x7C00_0000 - (1 << 15), 0x7C00_0000 + (1 << 17)
-    dev = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    dev = api.measure(t, "pairs", bits=(lo, hi))
     assert not dev.error, dev.error
     assert dev.cases == hi - lo and dev.wrong == 0
 
@@ -192,7 +192,7 @@ def test_a_wrong_exact_result_is_counted_with_its_input():
 def test_sigmoid_misrounds_near_minus_6e_minus_6():
     # the case a sampled nightly did not see: float32 sigmoid is not correctly rounded there
     t = Target("sigmoid", {}, nbx.float32)
-    m = runner.measure(t, "sweep", "ci", 0, nbx.backend_id(), (0xb6c60000, 0xb6c60001))
+    m = api.measure(t, "sweep", bits=(0xb6c60000, 0xb6c60001))
     assert m.cases == 1 and m.not_correctly_rounded == 1
     assert m.worst and m.worst[0].inputs == ["0xb6c60000"]
 
@@ -313,13 +313,13 @@ def test_a_list_full_of_failing_inputs_keeps_every_undecided_one_and_the_first_f
     _plant_sub_rounded_twice(monkeypatch)
     t = Target("sub", {"alpha": 3}, nbx.bfloat16)
     lo, hi = 0x3F800000, 0x3F800000 + (1 << 16)
-    whole = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    whole = api.measure(t, "pairs", bits=(lo, hi))
     assert whole.not_correctly_rounded > 4 * 64
     calls = []
     real = X.DS.score
     monkeypatch.setattr(X.DS, "score", lambda *a, **k: calls.append(k.get("listed", 2)) or real(*a, **k))
     monkeypatch.setattr(X, "LIST_CAP", 64)
-    parts = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    parts = api.measure(t, "pairs", bits=(lo, hi))
     assert (parts.cases, parts.not_correctly_rounded, parts.special_mismatches, parts.undecided, parts.max_ulp,
             parts.hist) == (whole.cases, whole.not_correctly_rounded, whole.special_mismatches, whole.undecided,
                             whole.max_ulp, whole.hist)

@@ -9,11 +9,11 @@ import pytest
 from nbx.harness.gate import budgets as B
 from nbx import dtype as D
 from nbx.harness.gate import verdict as gate
-from nbx.harness.run import runner
+from nbx.harness import api
 from nbx.harness.targets.target import Target
 from nbx.harness.records.measurement import Measurement, Worst
 
-EXP_SUITES = runner.suites_for(Target("exp", {}, D.float32))        # bank, sweep, and the structural
+EXP_SUITES = api.suites_for(Target("exp", {}, D.float32))        # bank, sweep, and the structural
 BUDGETS = {"schema": B.SCHEMA, "backend": "test",
            "budgets": {"exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}}}
 
@@ -90,7 +90,7 @@ def test_every_suite_of_a_target_needs_a_measurement():
     fails = decide([M("atan2", suite="bank")], b, ops=("atan2",), suites=None)
     missing = {tuple(f.key) for f in fails}
     assert ("atan2", "float32", "pairs") in missing
-    assert missing == {("atan2", "float32", s) for s in runner.suites_for(t) if s != "bank"}
+    assert missing == {("atan2", "float32", s) for s in api.suites_for(t) if s != "bank"}
 
 
 def test_zero_case_measurement_fails():

@@ -336,7 +336,7 @@ def test_any_import_order_works(code):
 
 # The harness's folders, lowest first: each imports only its own folder and those below it, so the
 # pipeline inputs -> run -> scoring -> records -> gate -> report reads down the imports too.
-HARNESS_ORDER = ("progress", "records", "targets", "inputs", "scoring", "suites", "run", "gate", "report", "api",
+HARNESS_ORDER = ("progress", "records", "targets", "inputs", "scoring", "suites", "api", "run", "gate", "report",
                  "verify")
 
 

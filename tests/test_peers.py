@@ -195,16 +195,16 @@ def test_peer_runs_split_ops_and_casts_on_the_host():
     pytest.importorskip("torch")
     import numpy as np
 
-    from nbx.harness.run import runner
+    from nbx.harness import api
     from nbx.harness.targets.peers import peer_of
     from nbx.harness.targets.target import Target
     for t, want in [(Target("glu", {}, _dt("float32")), None), (Target("silu_and_mul", {}, _dt("float32")), None),
                     (Target("to", {"dtype": "float16"}, _dt("float32")), None),
                     (Target("bitwise_xor", {}, _dt("int16")), None),
                     (Target("div", {"rounding_mode": "floor"}, _dt("float32")), None)]:
-        m = runner.measure(peer_of(t, "torch"), "bank", "ci", 0, "interpreter")
+        m = api.measure(peer_of(t, "torch"), "bank", backend="interpreter")
         assert m.target == "torch" and m.cases > 0 and not m.error, (t, m.error)
-        ref = runner.measure(t, "bank", "ci", 0, "interpreter")
+        ref = api.measure(t, "bank", backend="interpreter")
         assert m.cases == ref.cases
     pt = peer_of(Target("exp", {}, _dt("float32")), "torch")
     got = pt.run([np.array([0.0, 1.0], np.float32)])

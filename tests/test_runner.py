@@ -4,6 +4,7 @@ import numpy as np
 from nbx import dtype as D
 from nbx.harness.inputs import cases
 from nbx.harness.run import runner
+from nbx.harness.suites import values
 from nbx.harness.targets.target import Target
 
 
@@ -34,16 +35,16 @@ def test_shards_share_the_costly_jobs():
 
 def test_batches_are_deterministic_from_the_seed():
     t = Target("add", {}, D.float32)
-    a = [x.copy() for x in next(runner.batches(t, "pairs", "ci", 7))]
-    b = next(runner.batches(t, "pairs", "ci", 7))
-    c = next(runner.batches(t, "pairs", "ci", 8))
+    a = [x.copy() for x in next(values.batches(t, "pairs", "ci", 7))]
+    b = next(values.batches(t, "pairs", "ci", 7))
+    c = next(values.batches(t, "pairs", "ci", 8))
     assert all(np.array_equal(x.view(np.uint32), y.view(np.uint32)) for x, y in zip(a, b))
     assert not np.array_equal(a[0].view(np.uint32), c[0].view(np.uint32))
 
 
 def test_exhaustive_profile_walks_every_float32_pattern_in_chunks():
     t = Target("exp", {}, D.float32)
-    gen = runner.batches(t, "sweep", "exhaustive", 0)
+    gen = values.batches(t, "sweep", "exhaustive", 0)
     first = next(gen)[0]
     assert first.dtype == np.float32 and first.view(np.uint32)[0] == 0
     assert np.array_equal(first.view(np.uint32), np.arange(first.size, dtype=np.uint32))
@@ -56,5 +57,5 @@ def test_exhaustive_profile_walks_every_float32_pattern_in_chunks():
 
 def test_exhaustive16_is_every_16_bit_pattern():
     t = Target("exp", {}, D.bfloat16)
-    got = np.concatenate([b[0] for b in runner.batches(t, "exhaustive16", "ci", 0)])
+    got = np.concatenate([b[0] for b in values.batches(t, "exhaustive16", "ci", 0)])
     assert np.array_equal(np.sort(got.view(np.uint16)), np.arange(1 << 16, dtype=np.uint16))

@@ -14,7 +14,8 @@ from nbx.harness.scoring import device as DS
 from nbx.harness.inputs import patterns
 from nbx.harness.inputs import stratified
 from nbx.harness.suites import exhaustive as X
-from nbx.harness.run import runner
+from nbx.harness import api
+from nbx.harness.suites import values
 from nbx.harness.scoring.host import Accumulator, score
 from nbx.harness.targets.target import Target
 from nbx.ops import FUNCTIONS
@@ -159,7 +160,7 @@ def test_device_sample_matches_the_host(op, params, tol):
     t = Target(op, params, nbx.float32)
     assert X.sampled(t)
     lo, hi = SPAN
-    dev = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    dev = api.measure(t, "pairs", bits=(lo, hi))
     host, err = _host_measurement(t, lo, hi, errors=True)
     assert not dev.error, dev.error
     assert dev.cases == host.cases == hi - lo
@@ -236,7 +237,7 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
         _, n_off, n_nan = plant(arrays[0].view(np.uint32), t.run(arrays))
     assert n_off > 50 and n_nan > 50
     monkeypatch.setitem(FUNCTIONS, op, planted)
-    dev = runner.measure(t, "pairs", "ci", 0, nbx.backend_id(), (lo, hi))
+    dev = api.measure(t, "pairs", bits=(lo, hi))
     assert not dev.error, dev.error
     assert dev.not_correctly_rounded == base.not_correctly_rounded + n_off
     assert dev.special_mismatches == base.special_mismatches + n_nan
@@ -293,13 +294,13 @@ def test_nbx_run_exhaustive_pairs_takes_the_device_sample(tmp_path):
 
 def test_which_jobs_take_the_sample():
     f32, f64 = nbx.float32, nbx.float64
-    assert runner._sample_range(Target("add", {}, f32), "pairs", "exhaustive", None) == \
+    assert values.sample_range(Target("add", {}, f32), "pairs", "exhaustive", None) == \
         (0, C.PROFILES["exhaustive"]["pairs32" if nbx.backend_info()["backend"] == "cuda" else "pairs32_interpreter"])
-    assert runner._sample_range(Target("lerp", {}, f32), "pairs", "ci", (5, 10)) == (5, 10)
-    assert runner._sample_range(Target("add", {}, f32), "pairs", "ci", None) is None          # host batches
-    assert runner._sample_range(Target("add", {}, f32), "layout", "exhaustive", None) is None
+    assert values.sample_range(Target("lerp", {}, f32), "pairs", "ci", (5, 10)) == (5, 10)
+    assert values.sample_range(Target("add", {}, f32), "pairs", "ci", None) is None          # host batches
+    assert values.sample_range(Target("add", {}, f32), "layout", "exhaustive", None) is None
     # float64: the host (a device decision would need an oracle beyond float64); masks: no float tuples
-    assert runner._sample_range(Target("add", {}, f64), "pairs", "exhaustive", None) is None
+    assert values.sample_range(Target("add", {}, f64), "pairs", "exhaustive", None) is None
     assert not X.sampled(Target("where", {}, f32)) and not X.sampled(Target("add", {}, nbx.float16))
     assert X.sampled(Target("glu", {}, f32)) and X.sampled(Target("addcdiv", {}, f32))
 

@@ -16,6 +16,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 import nbx
 from nbx import dtype as D
 from nbx.harness.gate import verdict as gate
+from nbx.harness import api
 from nbx.harness.run import runner
 from nbx.harness.suites import layout as L
 from nbx.harness.suites import structural as S
@@ -29,7 +30,7 @@ NO_BUDGETS = {"schema": 1, "backend": "test", "budgets": {}}
 
 
 def measure(op, dtype, suite, params=None):
-    return runner.measure(Target(op, params or {}, dtype), suite, "ci", 0, "test")
+    return api.measure(Target(op, params or {}, dtype), suite, backend="test")
 
 
 def gate_reasons(ms, op, dtype, suite):
@@ -48,7 +49,7 @@ def test_structural_suites_mapping():
     assert S.structural_suites(Target("div", {}, D.int32)) == ["layout"]
     assert S.structural_suites(Target("remainder", {}, D.float64)) == ["layout", "intdiv"]
     assert S.structural_suites(Target("fmod", {}, D.float32)) == ["layout"]
-    assert "intdiv" in runner.suites_for(Target("fmod", {}, D.int16))
+    assert "intdiv" in api.suites_for(Target("fmod", {}, D.int16))
 
 
 # ---------------------------------------------------------------------- correct ops: zero wrong

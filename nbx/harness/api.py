@@ -1,6 +1,6 @@
 """The harness as a library: a target (nbx's op, or any callable on arrays), a suite, and what
-comes back (a Measurement, or the per-element scores of arrays you already have). The runner,
-`nbx run`, `nbx repro` and the peers are its clients; docs/ARCHITECTURE.md ("The public API")
+comes back (a Measurement, or the per-element scores of arrays you already have). The runner
+(each job is one `measure`), `nbx run`, `nbx repro`, nbx.verify and the peers are its clients; docs/ARCHITECTURE.md ("The public API")
 shows it in use.
 
     import numpy as np, nbx
@@ -27,15 +27,16 @@ from nbx import dtype as D
 from nbx.backend import backend_id
 from nbx.ops import OPS
 from nbx.tensor import Tensor, from_dlpack
-from nbx.harness.run import runner
 from nbx.harness.scoring.host import Accumulator, Batch, score as score_batch
 from nbx.harness.records.measurement import Measurement
 from nbx.harness.scoring import rule
+from nbx.harness.suites import structural
+from nbx.harness.suites.values import VALUE_SUITES, measure_values
 from nbx.harness.targets.callable import ARRAYS, CallableTarget, converter
+from nbx.harness.targets.peers import NBX
 from nbx.harness.targets.target import Target
 
-NBX = "nbx"
-__all__ = ["ARRAYS", "CallableTarget", "Scores", "measure", "score", "target"]
+__all__ = ["ARRAYS", "CallableTarget", "Scores", "VALUE_SUITES", "measure", "score", "suites_for", "target"]
 
 
 def target(op: str, dtype, *, params: dict | None = None, fn: Callable | None = None, arrays="numpy",
@@ -66,11 +67,43 @@ def target(op: str, dtype, *, params: dict | None = None, fn: Callable | None = 
                           arrays=arrays if isinstance(arrays, str) else "")
 
 
-def measure(t: Target, suite: str, *, profile: str = "ci", seed: int = 0, bits=None) -> Measurement:
-    """One Measurement of target t over `suite` (runner.VALUE_SUITES for a callable; every suite of
-    runner.suites_for for nbx's op), at the profile's sizes; an exception is the measurement's
-    `error`."""
-    return runner.measure(t, suite, profile, seed, backend_id(), bits)
+def suites_for(t: Target, wanted=None) -> list[str]:
+    """The suites that measure t, in order: the bank, exhaustive16 (16-bit and bool unary ops the
+    op's Verify lets have every input) or sweep (other unary ops) or pairs (binary and ternary), then
+    the structural suites (structural.structural_suites); only those in `wanted`, when given."""
+    out = ["bank"]
+    if t.oracle_arity == 1:
+        every = (t.dtype.itemsize <= 2 and t.verify.exhaustive16) or t.dtype.is_bool
+        out.append("exhaustive16" if every else "sweep")
+    else:
+        out.append("pairs")
+    out += structural.structural_suites(t)
+    return [s for s in out if not wanted or s in wanted]
+
+
+def measure(t: Target, suite: str, *, profile: str = "ci", seed: int = 0, bits=None, sizes=None,
+            backend: str | None = None) -> Measurement:
+    """One Measurement of target t over `suite` (VALUE_SUITES for a callable or a peer; every suite
+    of suites_for for nbx's op), at the profile's sizes (sizes: overrides, values.profile_sizes);
+    bits (lo, hi): the bit patterns, or stratified tuples, lo .. hi - 1 only. An exception is the
+    measurement's `error`, which the gate fails. backend: the id recorded (default: this process's)."""
+    start = time.perf_counter()
+    acc = Accumulator(t, suite, backend or backend_id())
+    other = t.name != NBX
+    error = ""
+    try:
+        if suite in VALUE_SUITES:
+            measure_values(t, suite, profile, seed, acc, bits, sizes)
+        elif other:
+            raise ValueError(f"{t.name} is measured on the value suites only ({', '.join(VALUE_SUITES)}), not {suite}")
+        else:
+            structural.run_structural(t, suite, profile, seed, acc)
+    except Exception as e:  # noqa: BLE001 (a failure is a result here; the gate reads it)
+        error = f"{type(e).__name__}: {e}"
+    m = acc.measurement(time.perf_counter() - start, error)
+    if other:
+        m.target, m.target_info = t.name, t.describe
+    return m
 
 
 class Scores(NamedTuple):

@@ -25,7 +25,7 @@ from pathlib import Path
 from nbx.backend import backend_id as current_backend_id
 from nbx.harness.suites import bank
 from nbx.harness.gate import budgets as B
-from nbx.harness.run.runner import suites_for
+from nbx.harness.api import suites_for
 from nbx.harness.targets.target import targets
 
 

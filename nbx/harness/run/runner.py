@@ -1,187 +1,34 @@
-"""The runner: op x dtype x suite -> Measurement records, written as a report.
+"""The runner: the jobs of a run (op x dtype x suite, nbx's and each peer's) -> Measurement records.
 
-Suites: `bank` (the committed reference cases), `exhaustive16` (every input of a 16-bit or smaller
-dtype, unary ops, unless the op's Verify.exhaustive16 asks for a sweep), `sweep` (stratified
-float32/float64 or integer samples, unary ops), `pairs` (sampled operand tuples, binary and ternary
-ops), and the structural suites of suites/structural.py (`layout`, `intdiv`). Operands and case counts per
-profile: cases.py, which `--tuples` and `--float64-cases` override (sizes). Every job is a pure
-function of (target, suite, profile, sizes, seed), so a job runs the same anywhere: in this process
-(run), on a local pool of worker processes or as a Ray task (run/pool.py, run/ray_executor.py), with
-each finished job written into the run directory (run/resume.py) so that a killed run resumes.
-`--shard i/n` runs the i-th of n shares of similar estimated cost (shard_of), for external job
-arrays, and `nbx report merge` joins them.
+Each job is one `api.measure` (the suites: suites/values.py for bank, exhaustive16, sweep and pairs,
+suites/structural.py for layout and intdiv), a pure function of (target, suite, profile, sizes,
+seed), so a job runs the same anywhere: in this process (run), on a local pool of worker processes
+or as a Ray task (run/pool.py, run/ray_executor.py), with each finished job written into the run
+directory (run/resume.py) so that a killed run resumes. `--shard i/n` runs the i-th of n shares of
+similar estimated cost (shard_of), for external job arrays, and `nbx report merge` joins them.
 
-Peers (`--target torch`, harness/targets/peers.py): the same targets' value suites run again with the peer
-library's op of the same name, on the same inputs, scored the same way; their measurements carry
-the peer's name in `target`. Their jobs follow nbx's.
+Peers (`--target torch`, harness/targets/peers.py) and callables (`--target module:function --as
+OP`): the same targets' value suites run again with the peer's op, on the same inputs, scored the
+same way; their measurements carry the peer's name in `target`. Their jobs follow nbx's.
 """
 from __future__ import annotations
 
 import functools
 import sys
-import time
 from dataclasses import dataclass
 
-from nbx.oracles import ORACLES
-
 from nbx import dtype as D
-from nbx.backend import IS_CUDA, backend_id
-from nbx.ops.verify import DIVISOR
-from nbx.harness.suites import bank
-from nbx.harness.inputs import cases as C
-from nbx.harness.suites import exhaustive as X
+from nbx.backend import backend_id
+from nbx.harness import api
+from nbx.harness.api import suites_for
+from nbx.harness.inputs.cases import PROFILES
+from nbx.harness.progress import Progress
+from nbx.harness.scoring.host import Accumulator
+from nbx.harness.suites.values import VALUE_SUITES, bit_range, profile_sizes, sample_range, swept_on_device
 from nbx.harness.targets import callable as CT
 from nbx.harness.targets import peers as P
-from nbx.harness.suites import structural as S
-from nbx.harness.inputs.cases import PROFILES
-from nbx.harness.scoring.host import Accumulator, score
-from nbx.harness.progress import Progress
 from nbx.harness.targets.peers import peer_of
 from nbx.harness.targets.target import Target, targets
-
-BATCH = 1 << 16
-VALUE_SUITES = ("bank", "exhaustive16", "sweep", "pairs")
-
-
-def suites_for(t: Target, wanted=None) -> list[str]:
-    out = ["bank"]
-    if t.oracle_arity == 1:
-        every = (t.dtype.itemsize <= 2 and t.verify.exhaustive16) or t.dtype.is_bool
-        out.append("exhaustive16" if every else "sweep")
-    else:
-        out.append("pairs")
-    out += S.structural_suites(t)
-    return [s for s in out if not wanted or s in wanted]
-
-
-def profile_sizes(profile: str, sizes=None) -> dict:
-    """The case counts of a profile (cases.PROFILES) with the overrides in sizes (a dict or pairs:
-    `nbx run --tuples N` sets pairs32 and pairs32_interpreter, `--float64-cases N` sweep64 and
-    pairs64)."""
-    return {**PROFILES[profile], **dict(sizes or ())}
-
-
-def batches(t: Target, suite: str, profile: str, seed: int, bits=None, sizes=None):
-    """Operand arrays for one job, in batches of at most BATCH cases. bits (lo, hi): a unary sweep
-    of float32, or exhaustive16, takes the bit patterns lo .. hi - 1 only. sizes: profile_sizes's
-    overrides."""
-    sizes = profile_sizes(profile, sizes)
-    dts = t.operand_dtypes()
-    rng = C.rng_for(seed, t.label, t.dtype.name, suite)
-    if suite == "exhaustive16":
-        x = C.exhaustive16(t.dtype)
-        if bits is not None and t.dtype.itemsize == 2:
-            x = x[bits[0]:bits[1]]
-        if t.role(0) == DIVISOR:
-            x = x[x != 0]
-        for lo in range(0, len(x), BATCH):
-            yield [x[lo:lo + BATCH]]
-        return
-    if suite == "sweep" and t.dtype is D.float32 and (sizes["sweep"] >= 1 << 32 or bits is not None):
-        lo, hi = bits or (0, 1 << 32)
-        for chunk in C.exhaustive32_chunks(BATCH * 64, lo, hi):
-            yield [chunk]
-        return
-    if t.dtype.is_float:
-        key = "sweep" if suite == "sweep" else "pairs"
-        n = sizes[key + "64"] if t.dtype is D.float64 else sizes[key]
-    else:
-        n = sizes["int"]
-    done = 0
-    while done < n:
-        k = min(BATCH, n - done)
-        if t.dtype.is_float:
-            arrs = C.float_operands(t, k, rng, dts) if done == 0 else \
-                [C.stratified(d, k, rng, ORACLES[t.op].domain[i]) if not d.is_bool
-                 else rng.integers(0, 2, k).astype(bool) for i, d in enumerate(dts)]
-        else:
-            arrs = [C.int_operand(t, i, k, rng, d) if not d.is_bool or t.dtype.is_bool else
-                    rng.integers(0, 2, k).astype(bool) for i, d in enumerate(dts)]
-            if done == 0 and suite == "sweep":
-                sp = C.special_values(t.dtype)
-                arrs[0][: len(sp)] = sp[: k]
-        done += k
-        yield arrs
-
-
-def _bit_range(t: Target, suite: str, profile: str, bits):
-    """The range of bit patterns a float job covers whole (None: it samples): a unary job over
-    its dtype's patterns, a binary 16-bit job over the 2^32 operand pairs."""
-    if not t.dtype.is_float or t.dtype.itemsize > 4 or t.oracle_arity > 2:
-        return None
-    if t.oracle_arity == 2 and (suite != "pairs" or t.dtype.itemsize != 2):
-        return None
-    if bits is not None:
-        return bits
-    every = 1 << (8 * t.dtype.itemsize * t.oracle_arity)
-    size = PROFILES[profile].get("pairs16", 0) if t.oracle_arity == 2 else PROFILES[profile].get(suite, 0)
-    if suite == "exhaustive16" or (suite in ("sweep", "pairs") and size >= every):
-        return 0, every
-    return None
-
-
-def _sample_range(t: Target, suite: str, profile: str, bits, sizes=None):
-    """The tuple indices a float32 binary or ternary pairs job takes from the stratified sample made
-    on the device (exhaustive.sample; None: the host's batches): bits, else the profile's pairs32
-    (pairs32_interpreter under the interpreter), which `--tuples` sets in any profile."""
-    if suite != "pairs" or not X.sampled(t):
-        return None
-    if bits is not None:
-        return bits
-    n = profile_sizes(profile, sizes).get("pairs32" if IS_CUDA else "pairs32_interpreter", 0)
-    return (0, n) if n else None
-
-
-def _swept_on_device(t: Target, span, profile: str, bits) -> bool:
-    """Whether a job covering the range span of bit patterns (_bit_range) is decided on the device
-    (exhaustive.sweep): where t has a device oracle, for float32, a 16-bit pair, a --bits range, or
-    anything in the exhaustive profile; else the host scores it."""
-    return span is not None and X.device_oracle(t) is not None and (
-        t.dtype is D.float32 or t.oracle_arity == 2 or bits is not None or profile == "exhaustive")
-
-
-def measure(t: Target, suite: str, profile: str, seed: int, backend: str, bits=None, sizes=None):
-    """One Measurement; an exception becomes the measurement's `error` (the gate fails it).
-    sizes: overrides of the profile's case counts (profile_sizes).
-    A unary float job over a whole range of bit patterns (float32 exhaustive, 16-bit in the
-    exhaustive profile, or bits) is decided on the device where the op has a device oracle
-    (exhaustive.py), as is a float32 binary or ternary pairs job in the exhaustive profile or with
-    bits (a stratified sample, the tuples bits names)."""
-    start = time.perf_counter()
-    acc = Accumulator(t, suite, backend)
-    error = ""
-    span = _bit_range(t, suite, profile, bits) if suite in ("sweep", "exhaustive16", "pairs") else None
-    tuples = _sample_range(t, suite, profile, bits, sizes)
-    limits = profile_sizes(profile, sizes)
-    other = t.name != P.NBX
-    try:
-        if other and suite not in VALUE_SUITES:
-            raise ValueError(f"{t.name} is measured on the value suites only ({', '.join(VALUE_SUITES)}), not {suite}")
-        if suite == "bank":
-            bank.measure_bank(t, acc)
-        elif tuples is not None:
-            left_out = X.sample(t, tuples[0], tuples[1], acc, seed, max_host=limits.get("pairs32_host"))
-            if left_out:
-                print(f"nbx run: {t.label} {t.dtype.name} pairs: {left_out:,} undecided tuples beyond the "
-                      f"host's {limits['pairs32_host']:,} left out of the sample", file=sys.stderr)
-        elif _swept_on_device(t, span, profile, bits):
-            left_out = X.sweep(t, span[0], span[1], acc, max_host=limits.get("sweep_host"))
-            if left_out:
-                print(f"nbx run: {t.label} {t.dtype.name} {suite}: {left_out:,} undecided inputs beyond the "
-                      f"host's {limits['sweep_host']:,} left out", file=sys.stderr)
-        elif suite in VALUE_SUITES:
-            for arrays in batches(t, suite, profile, seed, bits, sizes):
-                got = t.run(arrays)
-                acc.add(arrays, got, score(t, arrays, got))
-        else:
-            S.run_structural(t, suite, profile, seed, acc)
-    except Exception as e:  # noqa: BLE001 (a failure is a result here; the gate reads it)
-        error = f"{type(e).__name__}: {e}"
-    m = acc.measurement(time.perf_counter() - start, error)
-    if other:
-        m.target = t.name
-        m.target_info = t.describe
-    return m
 
 
 @dataclass
@@ -286,8 +133,8 @@ def measure_job(plan: Plan, k: int):
     if plan.backend and plan.backend != backend_id():
         return failed(plan, k, f"measured on backend {backend_id()}, not the run's {plan.backend}: every "
                                "worker must run nbx on the run's backend")
-    return measure(job.target, job.suite, plan.profile, plan.seed, plan.backend or backend_id(), plan.bits,
-                   plan.sizes)
+    return api.measure(job.target, job.suite, profile=plan.profile, seed=plan.seed, bits=plan.bits,
+                       sizes=plan.sizes, backend=plan.backend or backend_id())
 
 
 def failed(plan: Plan, k: int, why: str, wall_s: float = 0.0):
@@ -366,12 +213,12 @@ def job_cost(job: Job, profile: str, sizes=None) -> float:
         return 0.2
     if suite not in VALUE_SUITES:
         return 1.0
-    tuples = _sample_range(t, suite, profile, None, sizes)
+    tuples = sample_range(t, suite, profile, None, sizes)
     if tuples is not None:      # the profile's own sample ~3 s; `--tuples` scales it
-        own = _sample_range(t, suite, profile, None) or (0, 1 << 32)
+        own = sample_range(t, suite, profile, None) or (0, 1 << 32)
         return 3.0 * (tuples[1] - tuples[0]) / (own[1] - own[0])
-    span = _bit_range(t, suite, profile, None)
-    if _swept_on_device(t, span, profile, None):
+    span = bit_range(t, suite, profile, None)
+    if swept_on_device(t, span, profile, None):
         return 3.0 if span[1] - span[0] > 1 << 20 else 0.3
     sizes = profile_sizes(profile, sizes)
     if suite == "exhaustive16":

@@ -1,7 +1,7 @@
 """Peers: other libraries' ops measured beside nbx's on the same inputs (`nbx run --target torch`).
 
 A peer target runs the op of the same name in another library on exactly the inputs nbx's target
-gets (the same seed, suites and cases: runner.batches, the bank, the device sweeps) and is scored
+gets (the same seed, suites and cases: values.batches, the bank, the device sweeps) and is scored
 the same way (host.score against the oracles). Peers are reported beside nbx, never gated: the
 gate and the budgets read target "nbx" only.
 

@@ -10,7 +10,7 @@ own mpmath definition of an op nbx does not have, over the value suites; a `Veri
                    dtype="float16", name="quick_gelu")           # all 65,536 float16 inputs
 
 The callable gets the operands as arrays of `arrays` through DLPack and the parameters by name
-(nbx.harness.targets.callable), and is scored by the runner's own jobs (runner.measure): the same
+(nbx.harness.targets.callable), and is scored by the runner's own jobs (api.measure): the same
 inputs, oracles and rule as nbx's own row, decided on the device where the row is (a float32 `bits`
 range with a device oracle). A user op's oracle is lent to the harness for the call only
 (userop.registered).
@@ -26,7 +26,6 @@ from nbx.backend import backend_id
 from nbx.ops import OPS
 from nbx.harness import api
 from nbx.harness.inputs import cases as C
-from nbx.harness.run import runner
 from nbx.harness.suites import exhaustive as X
 from nbx.harness.targets.callable import CallableTarget, converter
 from nbx.harness.verify.result import Verification
@@ -113,7 +112,7 @@ def _measure(t: CallableTarget, suites, profile, bits, seed, max_ulp, correctly_
                        operand_dtypes=tuple(x.name for x in t.operand_dtypes()), out_dtype=t.out_dtype.name)
     for s in wanted:
         with np.errstate(all="ignore"):         # a callable's IEEE overflow and NaN are its results
-            m = runner.measure(t, s, profile, seed, backend_id(), bits)
+            m = api.measure(t, s, profile=profile, seed=seed, bits=bits, backend=backend_id())
         if user is not None and user.raised:
             inputs, e = user.raised[0]
             raise ValueError(f"nbx.verify: the reference of {user.name} raised {type(e).__name__}: {e} at "
@@ -141,7 +140,7 @@ def _label(fn) -> str:
 
 def _suites(t, user) -> list[str]:
     if user is None:
-        return [s for s in runner.suites_for(t) if s in runner.VALUE_SUITES]
+        return [s for s in api.suites_for(t) if s in api.VALUE_SUITES]
     if t.oracle_arity > 1:
         return ["pairs"]
     return ["exhaustive16" if t.dtype.itemsize == 2 else "sweep"]
