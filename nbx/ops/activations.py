@@ -25,7 +25,7 @@ import triton.language as tl
 from .. import dtype as D
 from ..kernels import math as m
 from ..tensor import Tensor
-from .registry import Choices, OpSpec, Param, by_storage, register, run
+from .registry import Choices, OpSpec, Param, by_storage, op, run
 from .verify import (CR16, F32, CR_NARROW, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify,
                      in_operand_dtype, not_correctly_rounded)
 
@@ -319,7 +319,7 @@ def _f64_params(*names):
 
 
 def activation(name, rule, dtypes, body, doc, **kw):
-    return register(OpSpec(name, 1, rule, tuple(dtypes), body, doc=doc, family="activations", **kw))
+    return op(name, 1, rule, tuple(dtypes), body, doc=doc, **kw)
 
 
 # float64: the documented orders below, measured against nbx/oracles/order.py (0 ulp); their error
@@ -461,9 +461,9 @@ activation("silu_and_mul", "F", ALL, by_storage(_swiglu, _swiglu_16),
            compose=_silu_and_mul_compose, order=GATED_SILU_ORDER,
            verify=not_correctly_rounded(SUBNORMAL_TIES, split=Split(),
                                         ci_rank8="compose over views: the two halves of the last dim"))
-register(OpSpec("swiglu", 2, "F", ALL, by_storage(_swiglu, _swiglu_16), family="activations", operand_names=("gate", "up"),
-                doc="silu(gate) * up; both broadcast.", order=GATED_SILU_ORDER,
-                verify=not_correctly_rounded(SUBNORMAL_TIES)))
+op("swiglu", 2, "F", ALL, by_storage(_swiglu, _swiglu_16), operand_names=("gate", "up"),
+   doc="silu(gate) * up; both broadcast.", order=GATED_SILU_ORDER,
+   verify=not_correctly_rounded(SUBNORMAL_TIES))
 
 _DROPOUT_COPY = OpSpec("dropout", 1, "S", ALL, _identity, family="activations", operand_names=("input",))
 

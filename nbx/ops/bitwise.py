@@ -14,7 +14,7 @@ import triton.language as tl
 from .. import dtype as D
 from ..promotion import is_scalar
 from ..tensor import Tensor
-from .registry import RULES, OpSpec, Select, register, rule_promote, run
+from .registry import OpSpec, RULES, Select, op, rule_promote, run
 from .verify import SHIFT, Verify
 
 INTEGRAL = D.INTEGRAL
@@ -111,8 +111,8 @@ def _width(params, t):
 
 
 def bitwise(name, arity, dtypes, body, doc, **kw):
-    return register(OpSpec(name, arity, "I", tuple(dtypes), body, doc=doc, family="bitwise",
-                           compose=_integral_compose, scalar_operands=(0, 1) if arity == 2 else (), **kw))
+    return op(name, arity, "I", tuple(dtypes), body, doc=doc,
+              compose=_integral_compose, scalar_operands=(0, 1) if arity == 2 else (), **kw)
 
 
 bitwise("bitwise_and", 2, INTEGRAL, _and, "input & other (integer and bool); broadcasts.",

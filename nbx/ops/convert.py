@@ -5,7 +5,7 @@ import triton
 import triton.language as tl
 
 from .. import dtype as D
-from .registry import OpSpec, Param, Select, Typing, compute_dtype, register
+from .registry import Param, Select, Typing, compute_dtype, op
 from .verify import CR16, F32, BigCase, Variant, Verify, bits_of
 
 ALL = D.ALL
@@ -60,20 +60,20 @@ def _to_typing(operands, params):
     return Typing(src, dst, (compute_dtype(src),))
 
 
-register(OpSpec("copy", 1, _same_typing, ALL, _identity, family="convert",
-                doc="A copy with the input's dtype (keeps a dense input's layout).",
-                verify=Verify(ci_rank8="unary identity: the copy and contiguous() path",
-                              big=BigCase(D.uint8, lambda a: a.copy()), correctly_rounded=F32)))
-register(OpSpec("to", 1, _to_typing, ALL, _identity, family="convert",
-                params=(Param("dtype", None, kind="dtype"),),
-                doc="Cast to `dtype`. Between floats: round to nearest even (float64 -> bfloat16 rounds once). "
-                    "Float to integer: truncate toward zero; out of range saturates and NaN gives 0 (nbx's "
-                    "definition; ATen leaves it undefined). Integer to narrower integer wraps. Anything to "
-                    "bool: x != 0 (NaN -> True).",
-                # every target dtype from every source: a sweep each rather than all 2^16 inputs
-                verify=Verify(variants=tuple(Variant({"dtype": d.name}) for d in ALL), measure_default=False,
-                              exhaustive16=False, ci_rank8="unary whose result dtype is a parameter (casts)",
-                              correctly_rounded=F32)))
+op("copy", 1, _same_typing, ALL, _identity,
+   doc="A copy with the input's dtype (keeps a dense input's layout).",
+   verify=Verify(ci_rank8="unary identity: the copy and contiguous() path",
+                 big=BigCase(D.uint8, lambda a: a.copy()), correctly_rounded=F32))
+op("to", 1, _to_typing, ALL, _identity,
+   params=(Param("dtype", None, kind="dtype"),),
+   doc="Cast to `dtype`. Between floats: round to nearest even (float64 -> bfloat16 rounds once). "
+       "Float to integer: truncate toward zero; out of range saturates and NaN gives 0 (nbx's "
+       "definition; ATen leaves it undefined). Integer to narrower integer wraps. Anything to "
+       "bool: x != 0 (NaN -> True).",
+   # every target dtype from every source: a sweep each rather than all 2^16 inputs
+   verify=Verify(variants=tuple(Variant({"dtype": d.name}) for d in ALL), measure_default=False,
+                 exhaustive16=False, ci_rank8="unary whose result dtype is a parameter (casts)",
+                 correctly_rounded=F32))
 
 
 def _nan_to_num_params(params, t):
@@ -85,15 +85,14 @@ def _nan_to_num_params(params, t):
     return [(params["nan"], d), (pos, d), (neg, d)]
 
 
-register(OpSpec("nan_to_num", 1, "S", ALL, Select(lambda p, t: _nan_to_num if t.common.is_float else _identity),
-                family="convert", kernel_params=_nan_to_num_params,
-                params=(Param("nan", 0.0), Param("posinf", None), Param("neginf", None)),
-                doc="NaN -> nan, +inf -> posinf, -inf -> neginf; None means the OUTPUT dtype's largest / "
-                    "most negative finite value (65504 for float16). Integers and bool: a copy.",
-                verify=Verify(correctly_rounded=F32)))
-register(OpSpec("angle", 1, "F", ALL, _angle, family="convert",
-                doc="Argument of a real number: 0 for x >= 0 (and -0.0), pi for x < 0, NaN for NaN.",
-                verify=Verify(correctly_rounded=CR16)))
+op("nan_to_num", 1, "S", ALL, Select(lambda p, t: _nan_to_num if t.common.is_float else _identity), kernel_params=_nan_to_num_params,
+   params=(Param("nan", 0.0), Param("posinf", None), Param("neginf", None)),
+   doc="NaN -> nan, +inf -> posinf, -inf -> neginf; None means the OUTPUT dtype's largest / "
+       "most negative finite value (65504 for float16). Integers and bool: a copy.",
+   verify=Verify(correctly_rounded=F32))
+op("angle", 1, "F", ALL, _angle,
+   doc="Argument of a real number: 0 for x >= 0 (and -0.0), pi for x < 0, NaN for NaN.",
+   verify=Verify(correctly_rounded=CR16))
 
 
 def _bf16_typing(operands, params):
@@ -107,8 +106,8 @@ def _bf16_body(params, t):
     return _identity if t.common is D.bfloat16 else _bf16_bits_to_f32
 
 
-register(OpSpec("bf16_to_fp16", 1, _bf16_typing, (D.int16, D.bfloat16), Select(_bf16_body), family="convert",
-                doc="Raw bfloat16 bit patterns held in an int16 tensor (or a bfloat16 tensor) to float16 "
-                    "through float32: round to nearest even, overflow to inf, subnormals kept. out= may be a "
-                    "float16 view of the input's own storage (the conversion reads each element before "
-                    "writing it).", verify=Verify(roles={0: bits_of(D.bfloat16)}, correctly_rounded=F32)))
+op("bf16_to_fp16", 1, _bf16_typing, (D.int16, D.bfloat16), Select(_bf16_body),
+   doc="Raw bfloat16 bit patterns held in an int16 tensor (or a bfloat16 tensor) to float16 "
+       "through float32: round to nearest even, overflow to inf, subnormals kept. out= may be a "
+       "float16 view of the input's own storage (the conversion reads each element before "
+       "writing it).", verify=Verify(roles={0: bits_of(D.bfloat16)}, correctly_rounded=F32))

@@ -3,7 +3,7 @@ import triton
 import triton.language as tl  # noqa: F401  (the interpreter needs tl visible in every jit module)
 
 from .. import dtype as D
-from .registry import OpSpec, register
+from .registry import op
 from .verify import F32, Verify
 
 
@@ -28,8 +28,8 @@ def _logical_not(x):
 
 
 def logical(name, arity, body, doc, **kw):
-    return register(OpSpec(name, arity, "L", D.ALL, body, doc=doc, family="logical",
-                           scalar_operands=(0, 1) if arity == 2 else (), **kw))
+    return op(name, arity, "L", D.ALL, body, doc=doc,
+              scalar_operands=(0, 1) if arity == 2 else (), **kw)
 
 
 logical("logical_and", 2, _logical_and, "(input != 0) & (other != 0); any dtype in, bool out (NaN is true).",

@@ -210,15 +210,29 @@ class OpSpec:
         return out
 
 
+def _declaring_frame():
+    """The frame of the module-level statement that is registering an op (through any helpers)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    return frame
+
+
+def op(name: str, arity: int, rule, dtypes, body, doc: str = "", **fields) -> OpSpec:
+    """Register one op, the one way: its OpSpec from these arguments and OpSpec's other fields by
+    name; its family is the declaring module's name (nbx/ops/<family>.py)."""
+    family = _declaring_frame().f_globals["__name__"].rsplit(".", 1)[-1]
+    return register(OpSpec(name, arity, rule, tuple(dtypes), body, doc=doc, family=family, **fields))
+
+
 def register(spec: OpSpec) -> OpSpec:
+    """Add a built OpSpec to OPS (op() builds and registers; a spec built elsewhere comes here)."""
     if spec.name in OPS:
         raise ValueError(f"op {spec.name!r} registered twice")
     if spec.fast32 is not None and any(p.kind == "number" for p in spec.params):
         raise ValueError(f"op {spec.name!r}: a float32 fast path takes no scalar parameters")
     if not spec.declared_at:
-        frame = sys._getframe(1)
-        while frame.f_back is not None and frame.f_code.co_name != "<module>":
-            frame = frame.f_back
+        frame = _declaring_frame()
         object.__setattr__(spec, "declared_at", f"{frame.f_code.co_filename}:{frame.f_lineno}")
     if not spec.operand_names:
         names = ("input",) if spec.arity == 1 else ("input", "other") if spec.arity == 2 else \
@@ -229,11 +243,8 @@ def register(spec: OpSpec) -> OpSpec:
 
 
 def binary(name, rule, dtypes, body, doc, **kw) -> OpSpec:
-    """Register a two-operand op whose operands may be Python scalars; its family is the declaring
-    module's name (nbx/ops/<family>.py)."""
-    family = sys._getframe(1).f_globals["__name__"].rsplit(".", 1)[-1]
-    return register(OpSpec(name, 2, rule, tuple(dtypes), body, doc=doc, family=family,
-                           scalar_operands=(0, 1), **kw))
+    """op() for a two-operand op whose operands may be Python scalars."""
+    return op(name, 2, rule, dtypes, body, doc, scalar_operands=(0, 1), **kw)
 
 
 # ---------------------------------------------------------------------- validation

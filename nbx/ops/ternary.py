@@ -15,7 +15,7 @@ from .. import dtype as D
 from ..kernels import math as m
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
-from .registry import OpSpec, Param, Typing, compute_dtype, register, run
+from .registry import OpSpec, Param, Typing, compute_dtype, op, run
 from .verify import CR16, F32, CR_NARROW, MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
 
 ALL = D.ALL
@@ -63,19 +63,19 @@ def _clamp_compose(spec, operands, params, out):
     return run(inner, [operands[0], *bounds], {}, out=out)
 
 
-register(OpSpec("clamp", 1, "P", NUMERIC, _clamp, family="ternary", compose=_clamp_compose,
-                params=(Param("min", None, kind="bound", doc="None, a Python number or a Tensor"),
-                        Param("max", None, kind="bound", doc="None, a Python number or a Tensor")),
-                doc="minimum(maximum(input, min), max); min and max are None, scalars or tensors (broadcast); "
-                    "min > max gives max; a NaN input or bound gives NaN; -0.0 < +0.0. The result dtype "
-                    "promotes over the input and the given bounds.",
-                verify=Verify(variants=(in_operand_dtype(min=1, max=100), in_operand_dtype(min=100, max=1),
-                                        in_operand_dtype(min=-1.5, max=2.5), in_operand_dtype(min=-1.5),
-                                        in_operand_dtype(max=2.5)),
-                              measure_default=False, param_operands=(("min", -math.inf), ("max", math.inf)),
-                              correctly_rounded=F32)))
-register(OpSpec("clamp_min", 2, "P", NUMERIC, _clamp_min, family="ternary", operand_names=("input", "min"),
-                scalar_operands=(1,), doc="maximum(input, min); NaN propagates; -0.0 < +0.0.", verify=Verify(correctly_rounded=CR16)))
+op("clamp", 1, "P", NUMERIC, _clamp, compose=_clamp_compose,
+   params=(Param("min", None, kind="bound", doc="None, a Python number or a Tensor"),
+           Param("max", None, kind="bound", doc="None, a Python number or a Tensor")),
+   doc="minimum(maximum(input, min), max); min and max are None, scalars or tensors (broadcast); "
+       "min > max gives max; a NaN input or bound gives NaN; -0.0 < +0.0. The result dtype "
+       "promotes over the input and the given bounds.",
+   verify=Verify(variants=(in_operand_dtype(min=1, max=100), in_operand_dtype(min=100, max=1),
+                           in_operand_dtype(min=-1.5, max=2.5), in_operand_dtype(min=-1.5),
+                           in_operand_dtype(max=2.5)),
+                 measure_default=False, param_operands=(("min", -math.inf), ("max", math.inf)),
+                 correctly_rounded=F32))
+op("clamp_min", 2, "P", NUMERIC, _clamp_min, operand_names=("input", "min"),
+   scalar_operands=(1,), doc="maximum(input, min); NaN propagates; -0.0 < +0.0.", verify=Verify(correctly_rounded=CR16))
 
 
 # ---------------------------------------------------------------- where, masked_fill
@@ -96,14 +96,14 @@ def _check_condition(name, arg, t):
                         f"(compare first, e.g. ne(x, 0))")
 
 
-register(OpSpec("where", 3, _where_typing, ALL, _where, family="ternary",
-                operand_names=("condition", "input", "other"), scalar_operands=(1, 2),
-                check=lambda s, ops, p, t: _check_condition("where", "condition", ops[0]),
-                doc="input where condition else other; condition is bool; all three broadcast; input and "
-                    "other may be Python scalars and promote together.",
-                verify=Verify(roles={0: MASK},
-                              ci_rank8="ternary with a bool condition and per-operand compute dtypes",
-                              correctly_rounded=F32)))
+op("where", 3, _where_typing, ALL, _where,
+   operand_names=("condition", "input", "other"), scalar_operands=(1, 2),
+   check=lambda s, ops, p, t: _check_condition("where", "condition", ops[0]),
+   doc="input where condition else other; condition is bool; all three broadcast; input and "
+       "other may be Python scalars and promote together.",
+   verify=Verify(roles={0: MASK},
+                 ci_rank8="ternary with a bool condition and per-operand compute dtypes",
+                 correctly_rounded=F32))
 
 
 @triton.jit
@@ -122,13 +122,13 @@ def _masked_fill_check(spec, operands, params, t):
         raise TypeError("nbx.masked_fill: argument 'value' is required (a Python number)")
 
 
-register(OpSpec("masked_fill", 2, _masked_fill_typing, ALL, _masked_fill, family="ternary",
-                operand_names=("input", "mask"), params=(Param("value", None),),
-                check=_masked_fill_check, kernel_params=lambda p, t: [(p["value"], t.common)],
-                doc="value where mask else input; mask is bool and broadcasts with input; value is converted "
-                    "to the input's dtype (a float value for an integer input is an error).",
-                verify=Verify(variants=(in_operand_dtype(value=1), in_operand_dtype(value=-2.5)), measure_default=False,
-                              roles={1: MASK}, correctly_rounded=F32)))
+op("masked_fill", 2, _masked_fill_typing, ALL, _masked_fill,
+   operand_names=("input", "mask"), params=(Param("value", None),),
+   check=_masked_fill_check, kernel_params=lambda p, t: [(p["value"], t.common)],
+   doc="value where mask else input; mask is bool and broadcasts with input; value is converted "
+       "to the input's dtype (a float value for an integer input is an error).",
+   verify=Verify(variants=(in_operand_dtype(value=1), in_operand_dtype(value=-2.5)), measure_default=False,
+                 roles={1: MASK}, correctly_rounded=F32))
 
 
 # ---------------------------------------------------------------- lerp, addcmul, addcdiv
@@ -177,13 +177,13 @@ ADDCDIV_ORDER = Order("input + (value*tensor1)/tensor2: a product, a quotient an
                       "the exact value needs (input*tensor2 + value*tensor1)/tensor2 with an exact numerator; "
                       "near cancellation the order's error is unbounded in ulps")
 
-register(OpSpec("lerp", 3, "P", FLOATS, _lerp, family="ternary", operand_names=("input", "end", "weight"),
-                scalar_operands=(2,), order=LERP_ORDER,
-                verify=not_correctly_rounded("s - w*s + w*e, exact in float64 to one rounding, then rounded to "
-                                             "float32: " + NEAR_MIDPOINT,
-                                             ci_rank8="ternary on floats with a Python-scalar third operand"),
-                doc="input + weight*(end - input) by ATen's two-branch formula (|weight| < 0.5 from input, "
-                    "else from end); weight is a scalar or a tensor; all broadcast."))
+op("lerp", 3, "P", FLOATS, _lerp, operand_names=("input", "end", "weight"),
+   scalar_operands=(2,), order=LERP_ORDER,
+   verify=not_correctly_rounded("s - w*s + w*e, exact in float64 to one rounding, then rounded to "
+                                "float32: " + NEAR_MIDPOINT,
+                                ci_rank8="ternary on floats with a Python-scalar third operand"),
+   doc="input + weight*(end - input) by ATen's two-branch formula (|weight| < 0.5 from input, "
+       "else from end); weight is a scalar or a tensor; all broadcast.")
 
 
 @triton.jit
@@ -237,16 +237,16 @@ def _value_param(spec):
     return params
 
 
-register(OpSpec("addcmul", 3, "P", NUMERIC, _addcmul, family="ternary", operand_names=("input", "tensor1", "tensor2"),
-                params=(Param("value", 1),), kernel_params=_value_param("addcmul"), order=ADDCMUL_ORDER,
-                verify=not_correctly_rounded("input + t1*t2 rounds once in float64, then to float32: a double "
-                                             "rounding where a tiny input moves an exact midpoint t1*t2 "
-                                             "(0x92547705 + 3.5 * 0x5b83e44a); " + NEAR_MIDPOINT),
-                doc="input + value*tensor1*tensor2; all broadcast (integers wrap)."))
-register(OpSpec("addcdiv", 3, "P", FLOATS, _addcdiv, family="ternary", operand_names=("input", "tensor1", "tensor2"),
-                params=(Param("value", 1),), kernel_params=_value_param("addcdiv"), order=ADDCDIV_ORDER,
-                verify=not_correctly_rounded("(input*t2 + value*t1)/t2, numerator and quotient rounded to "
-                                             "odd in float64: not yet measured on 2^32 float32 tuples",
-                                             correctly_rounded=CR_NARROW),
-                doc="input + value*tensor1/tensor2; all broadcast; floating dtypes only (ATen refuses integer "
-                    "addcdiv)."))
+op("addcmul", 3, "P", NUMERIC, _addcmul, operand_names=("input", "tensor1", "tensor2"),
+   params=(Param("value", 1),), kernel_params=_value_param("addcmul"), order=ADDCMUL_ORDER,
+   verify=not_correctly_rounded("input + t1*t2 rounds once in float64, then to float32: a double "
+                                "rounding where a tiny input moves an exact midpoint t1*t2 "
+                                "(0x92547705 + 3.5 * 0x5b83e44a); " + NEAR_MIDPOINT),
+   doc="input + value*tensor1*tensor2; all broadcast (integers wrap).")
+op("addcdiv", 3, "P", FLOATS, _addcdiv, operand_names=("input", "tensor1", "tensor2"),
+   params=(Param("value", 1),), kernel_params=_value_param("addcdiv"), order=ADDCDIV_ORDER,
+   verify=not_correctly_rounded("(input*t2 + value*t1)/t2, numerator and quotient rounded to "
+                                "odd in float64: not yet measured on 2^32 float32 tuples",
+                                correctly_rounded=CR_NARROW),
+   doc="input + value*tensor1/tensor2; all broadcast; floating dtypes only (ATen refuses integer "
+       "addcdiv).")

@@ -6,7 +6,7 @@ import triton.language as tl
 from .. import dtype as D
 from ..kernels import math as m
 from ..kernels.fast32 import erf, log, rsqrt, trig
-from .registry import OpSpec, Select, register
+from .registry import Select, op
 from .verify import CR16, F32, CR_NARROW, NEAR_MIDPOINT, BigCase, Verify, not_correctly_rounded
 
 NUMERIC = D.NUMERIC
@@ -89,7 +89,7 @@ def _float_or_identity(float_body):
 
 
 def unary(name, rule, dtypes, body, doc, **kw):
-    return register(OpSpec(name, 1, rule, tuple(dtypes), body, doc=doc, family="unary", **kw))
+    return op(name, 1, rule, tuple(dtypes), body, doc=doc, **kw)
 
 
 def misrounded_h200(n: int) -> Verify:
