@@ -323,11 +323,7 @@ def binary_inputs(d: D.DType, no_zero_divisor: bool) -> list[np.ndarray]:
 # ---------------------------------------------------------------------- the registry-wide value test
 # Where nbx misses its committed budget on these inputs: a real bug, reported, kept visible. Each is
 # (the error measured here, why); it fails where the backend's budget is below that error.
-OVER_BUDGET = {
-    ("hypot", "float64"): (1.6164, "hypot(2.0, 100.5) is 1.616 ulp off (0x4059214604795354, correctly "
-                                   "rounded ...352) against the interpreter's budget of 1.5: "
-                                   "big*sqrt(1 + (small/big)^2) rounds four times, up to about 2 ulp"),
-}
+OVER_BUDGET: dict = {}
 
 
 def _case(n, d):

@@ -56,13 +56,23 @@ def _atan2_16(a, b):
 
 
 @triton.jit
+def _two_to(n):
+    """2^n as float64 for an int64 n in [-1022, 1023]: the exponent field alone."""
+    return ((n + 1023) << 52).to(tl.float64, bitcast=True)
+
+
+@triton.jit
 def _hypot_impl(a, b, NARROW: tl.constexpr):
     # float32 and NARROW (float16/bfloat16 computed in float64): sqrt(a^2 + b^2) in float64 cannot
     # overflow, the squares are exact, and where the exact result is a rounding tie (a Pythagorean
     # a^2 + b^2 = M^2) the sum is exact and sqrt returns M exactly; elsewhere it is within 1 float64
     # ulp, so the one rounding to the result's format is correct except within that of a midpoint.
-    # float64: libdevice's hypot overflowed on the H200 (hypot(DBL_MAX, 1) came back inf), so scale
-    # by the larger magnitude: big*sqrt(1 + (small/big)^2), ~1.5 ulp. An infinity wins over NaN (C).
+    # float64 (libdevice's hypot overflowed on the H200: hypot(DBL_MAX, 1) came back inf): both
+    # operands scaled by 2^-k, k the larger one's exponent (two exact steps of at most 2^512), so the
+    # squares neither overflow nor lose bits that matter; each square exact as hi + lo (fma), the
+    # sum S + T to ~2^-104, r = sqrt(S) then one Newton step r + (S + T - r^2) / 2r with the residual
+    # from an fma: within 0.5 + 2^-50 ulp of the true value before the exact scaling back (which
+    # rounds again only for a subnormal result).
     x = tl.abs(a)
     y = tl.abs(b)
     if NARROW or a.dtype == tl.float32:
@@ -71,9 +81,23 @@ def _hypot_impl(a, b, NARROW: tl.constexpr):
         r = m.sqrt(wx * wx + wy * wy).to(a.dtype)
     else:
         big = tl.maximum(x, y)
-        small = tl.minimum(x, y)
-        q = small / tl.where(big == 0, tl.full(big.shape, 1.0, big.dtype), big)
-        r = big * m.sqrt(1.0 + q * q)
+        e = (big.to(tl.int64, bitcast=True) >> 52) & 0x7FF
+        k = tl.where(e == 0, -1022, tl.minimum(e, 2046) - 1023)
+        k1 = k >> 1
+        k2 = k - k1
+        xs = x * _two_to(-k1) * _two_to(-k2)
+        ys = y * _two_to(-k1) * _two_to(-k2)
+        hx = xs * xs
+        lx = m.fma(xs, xs, -hx)
+        hy = ys * ys
+        ly = m.fma(ys, ys, -hy)
+        s = hx + hy
+        bb = s - hx
+        t = ((hx - (s - bb)) + (hy - bb)) + (lx + ly)
+        r0 = m.sqrt(s)
+        d = m.fma(-r0, r0, s) + t
+        r = tl.where(r0 == 0, r0, r0 + d / (2.0 * r0))
+        r = r * _two_to(k1) * _two_to(k2)
         r = tl.where((x != x) | (y != y), x + y, r)
     inf = tl.full(x.shape, float("inf"), x.dtype)
     return tl.where((x == inf) | (y == inf), inf, r)
