@@ -28,11 +28,11 @@ import time
 import numpy as np
 
 import nbx
-import nbx.oracles.device as OD
-from nbx.harness.scoring import device as S
+from nbx.oracles import device
+from nbx.harness.scoring.device import FORMATS, score
 from nbx.harness.inputs import patterns
 from nbx.harness.inputs import stratified
-from nbx.harness.suites import exhaustive as X
+from nbx.harness.suites import exhaustive
 from nbx.harness.scoring import host as measure
 from nbx.harness.targets.target import Target, targets
 from nbx.oracles import ORACLES
@@ -49,10 +49,10 @@ def sweep(t: Target, lo: int, hi: int, chunk: int) -> dict:
     """One unary target over bit patterns lo .. hi - 1 (exhaustive.sweep, as the runner's exhaustive
     profile runs it): the op, its device oracle and the scoring, undecided inputs decided by mpmath."""
     acc = measure.Accumulator(t, "sweep", nbx.backend_id())
-    X.sweep(t, lo, lo + min(chunk, hi - lo, 1 << 16), measure.Accumulator(t, "sweep", nbx.backend_id()), chunk)
+    exhaustive.sweep(t, lo, lo + min(chunk, hi - lo, 1 << 16), measure.Accumulator(t, "sweep", nbx.backend_id()), chunk)
     nbx.synchronize()                                         # the kernels compiled: not in the seconds
     t0 = time.perf_counter()
-    X.sweep(t, lo, hi, acc, chunk)
+    exhaustive.sweep(t, lo, hi, acc, chunk)
     nbx.synchronize()
     secs = time.perf_counter() - t0
     m = acc.measurement(secs)
@@ -68,7 +68,7 @@ def phases(t: Target, lo: int, hi: int, chunk: int) -> dict:
     """Device seconds of one unary target over lo .. hi - 1, by phase (each synchronized): making the
     bit patterns, the op, the device's scoring (decisions and figures, their copy to the host).
     No host scoring: the issue's figure of kernel + oracle + scoring per op."""
-    d = X.device_oracle(t)
+    d = exhaustive.device_oracle(t)
     secs = {"inputs": 0.0, "op": 0.0, "score": 0.0}
     listed = 0
     for first in (True, False):                     # the first pass over a small range compiles
@@ -81,7 +81,7 @@ def phases(t: Target, lo: int, hi: int, chunk: int) -> dict:
             got = t.run_device([x])
             nbx.synchronize()
             t2 = time.perf_counter()
-            s = S.score(d, [x], got, X._params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters)
+            s = score(d, [x], got, exhaustive._params(t, d), zero_sign=ORACLES[t.op].zero_sign_matters)
             t3 = time.perf_counter()
             if not first:
                 secs["inputs"] += t1 - t0
@@ -96,7 +96,7 @@ def pairs(t: Target, lo: int, hi: int, chunk: int, max_host: int, seed: int) -> 
     """One float32 binary or ternary target over tuples lo .. hi - 1 of its stratified sample."""
     acc = measure.Accumulator(t, "pairs", nbx.backend_id())
     t0 = time.perf_counter()
-    left_out = X.sample(t, lo, hi, acc, seed, chunk=chunk, max_host=max_host)
+    left_out = exhaustive.sample(t, lo, hi, acc, seed, chunk=chunk, max_host=max_host)
     nbx.synchronize()
     secs = time.perf_counter() - t0
     m = acc.measurement(secs)
@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", choices=("unary", "pairs", "all"), default="all")
     ap.add_argument("--ops", default="", help="labels, comma-separated (default: every one with a device oracle)")
-    ap.add_argument("--dtype", default="float32", choices=sorted(S.FORMATS), help="of the unary sweeps")
+    ap.add_argument("--dtype", default="float32", choices=sorted(FORMATS), help="of the unary sweeps")
     ap.add_argument("--bits", type=_bits, default=None, help="LO:HI bit patterns of the unary sweeps (default: all)")
     ap.add_argument("--tuples", type=_bits, default=None,
                     help="LO:HI tuple indices of the pairs samples (default: 0:2^32 on CUDA, 0:2^20 elsewhere)")
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
         print(f"unary: {a.dtype} bits {lo:#x}:{hi:#x}")
         total = 0.0
         for t in targets(dtypes=[a.dtype]):
-            if t.oracle_arity != 1 or X.device_oracle(t) is None or wanted and t.label not in wanted and \
+            if t.oracle_arity != 1 or exhaustive.device_oracle(t) is None or wanted and t.label not in wanted and \
                     t.op not in wanted:
                 continue
             if a.phases:
@@ -169,7 +169,7 @@ def main(argv=None) -> int:
             print(f"generator: {n:,} {arity}-tuples in {generator_speed(arity, n):.3f} s", flush=True)
         print(f"pairs: float32 tuples {lo:#x}:{hi:#x} of seed {a.seed}")
         for t in targets(dtypes=["float32"]):
-            if not X.sampled(t) or wanted and t.label not in wanted and t.op not in wanted:
+            if not exhaustive.sampled(t) or wanted and t.label not in wanted and t.op not in wanted:
                 continue
             r = pairs(t, lo, hi, chunk, a.max_host, a.seed)
             rows.append(r)

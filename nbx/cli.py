@@ -438,16 +438,16 @@ def _targets(given, ops_as=None, arrays=None) -> tuple:
     failure that names the option and how to install it), and each callable `module:function`, with
     the op of its --as (default: the function's name) and the arrays of its --target-arrays, which
     must import and name an op (else a usage error naming it)."""
-    from nbx.harness.targets import callable as CT
+    from nbx.harness.targets import callables
     from nbx.harness.targets import peers
     given = list(given or [])
     for i, n in enumerate(given):
-        if CT.is_callable_name(n):
+        if callables.is_callable_name(n):
             path = n.partition("=")[0].partition("@")[0]
             fn = path.rpartition(":")[2].rpartition(".")[2]
-            given[i] = CT.callable_name(path, (ops_as or {}).get(i, fn), (arrays or {}).get(i, "numpy"))
+            given[i] = callables.callable_name(path, (ops_as or {}).get(i, fn), (arrays or {}).get(i, "numpy"))
             try:
-                CT.load(given[i])
+                callables.load(given[i])
             except ValueError as e:
                 raise UsageError(str(e)) from None
             except ImportError as e:            # the array library of --target-arrays

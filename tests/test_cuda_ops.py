@@ -41,11 +41,11 @@ def _target(name, dt):
 
 
 def _operands(t, rng):
-    from nbx.harness.inputs import cases as C
+    from nbx.harness.inputs import cases
     dts = t.operand_dtypes()
     if t.dtype.is_float:
-        return C.float_operands(t, N, rng, dts)
-    return [C.int_operand(t, i, N, rng, d) if not d.is_bool or t.dtype.is_bool else
+        return cases.float_operands(t, N, rng, dts)
+    return [cases.int_operand(t, i, N, rng, d) if not d.is_bool or t.dtype.is_bool else
             rng.integers(0, 2, N).astype(bool) for i, d in enumerate(dts)]
 
 

@@ -18,7 +18,7 @@ from nbx.kernels.fast32 import keys
 from nbx.kernels.fastpath import FastPath
 from nbx.kernels.launch import LaunchConfig
 from nbx.ops import OPS
-from nbx.ops import registry as R
+from nbx.ops import registry
 
 UNARY = sorted(name for name, spec in OPS.items() if isinstance(spec.fast32, FastPath) and spec.arity == 1)
 EXACT = LaunchConfig(fast=False)
@@ -34,7 +34,7 @@ def _hard_input(n, seed=0):
 
 
 def _run(op, *args, config=launch.DEFAULT, out=None, **params):
-    return R.run(OPS[op], list(args), params, out=out, config=config)
+    return registry.run(OPS[op], list(args), params, out=out, config=config)
 
 
 def _bits(a):
@@ -176,8 +176,8 @@ def test_only_float32_computations_take_the_fast_path():
 
 def test_a_fast_path_with_scalar_parameters_is_refused():
     with pytest.raises(ValueError, match="fast path takes no scalar parameters"):
-        R.register(R.OpSpec("fast_with_alpha", 1, "F", (nbx.float32,), OPS["exp"].body,
-                            params=(R.Param("alpha", 1),), fast32=OPS["sin"].fast32))
+        registry.register(registry.OpSpec("fast_with_alpha", 1, "F", (nbx.float32,), OPS["exp"].body,
+                            params=(registry.Param("alpha", 1),), fast32=OPS["sin"].fast32))
 
 
 @pytest.mark.parametrize("op", ["sin", "rsqrt"])

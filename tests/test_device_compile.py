@@ -23,7 +23,7 @@ sys.path.insert(0, root)
 pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
 be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, None; sys.modules["nbx.backend"] = be
 be.__path__ = [os.path.join(root, "nbx", "backend")]     # its submodules (dlpack) import as they are
-import nbx.oracles.device as OD
+from nbx.oracles import device
 ds = importlib.import_module("nbx.harness.scoring.device")
 from nbx.harness.inputs import patterns, stratified
 from nbx.harness.targets import target
@@ -61,15 +61,15 @@ def score_compiles(d, got="*fp32", result=0):
                             "E": d.bound + 2.0 ** -52, "EXACT": d.k == 0, "P": 24, "EMIN": -126, "EMAX": 127,
                             "ZERO_SIGN": True, "CT": tl.float32, "RESULT": result, "BLOCK": 1024, "TILES": 64})
 
-bad = [label for label, d in OD.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
+bad = [label for label, d in device.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
 # the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary
-scored = [label for label, d in OD.DEVICE_ORACLES.items()
+scored = [label for label, d in device.DEVICE_ORACLES.items()
           if d.exact_at is not None or d.residual is not None or d.arity == 3] + ["exp"]
-bad += [label + " (score)" for label in scored if not score_compiles(OD.DEVICE_ORACLES[label])]
+bad += [label + " (score)" for label in scored if not score_compiles(device.DEVICE_ORACLES[label])]
 # exact results: bool, integer and float64 (nbx/oracles/device/exact.py)
 for label, got, result in [("isnan", "*i1", 1), ("to:dtype=int64", "*i64", 1), ("to:dtype=uint8", "*u8", 1),
                            ("to:dtype=float64", "*fp64", 2), ("to:dtype=float16", "*fp16", 0), ("eq", "*i1", 1)]:
-    if not score_compiles(OD.DEVICE_ORACLES[label], got, result):
+    if not score_compiles(device.DEVICE_ORACLES[label], got, result):
         bad.append(f"{label} (score, result {result})")
 
 # the stratified tuple generator (uint64 hashing, specials from constexpr tables), binary and ternary,

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import nbx
-import nbx.oracles.device as OD
+from nbx.oracles import device
 from nbx.harness.suites import bank
 from nbx.harness.scoring import device as S
 from nbx.harness.scoring import host as measure
@@ -34,9 +34,9 @@ from helpers import host_blind
 
 # The exact-result oracles (nbx/oracles/device/exact.py): bool, integer and cast results, checked
 # against the bank (test_exact_device_oracle_on_the_bank) rather than against a bound.
-EXACT = tuple(sorted(OD.exact.LABELS))
-BINARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 2 and k not in EXACT))
-TERNARY = tuple(sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 3 and k not in EXACT))
+EXACT = tuple(sorted(device.exact.LABELS))
+BINARY = tuple(sorted(k for k, d in device.DEVICE_ORACLES.items() if d.arity == 2 and k not in EXACT))
+TERNARY = tuple(sorted(k for k, d in device.DEVICE_ORACLES.items() if d.arity == 3 and k not in EXACT))
 
 # Ops with a CPU oracle and no device oracle, and why none is needed or possible. Every other op
 # has one (test_every_float_op_has_a_device_oracle).
@@ -56,16 +56,16 @@ def _float_ops():
 def _device_oracle_of(t: Target):
     """The device oracle of a target (by label, else by op when the device oracle takes the
     target's parameters), or None; any arity, any float format of device_score."""
-    d = OD.DEVICE_ORACLES.get(t.label)
+    d = device.DEVICE_ORACLES.get(t.label)
     if d is None:
-        d = OD.DEVICE_ORACLES.get(t.op)
+        d = device.DEVICE_ORACLES.get(t.op)
         if d is not None and not set(t.oracle_kwargs()) <= set(d.params):
             return None
     return d
 
 
 def test_every_float_op_has_a_device_oracle():
-    have = {label.split(":")[0].split("/")[0] for label in OD.DEVICE_ORACLES}
+    have = {label.split(":")[0].split("/")[0] for label in device.DEVICE_ORACLES}
     missing = [op for op in _float_ops() if op not in have and op not in NO_DEVICE_ORACLE]
     assert not missing, f"ops with a float CPU oracle and no device oracle: {missing}"
     stale = [op for op in NO_DEVICE_ORACLE if op in have or op not in ORACLES]
@@ -74,7 +74,7 @@ def test_every_float_op_has_a_device_oracle():
     for op, why in NO_DEVICE_ORACLE.items():
         if why == _INT:
             assert not any(d.is_float for d in nbx.OPS[op].dtypes), op
-    for label, d in OD.DEVICE_ORACLES.items():
+    for label, d in device.DEVICE_ORACLES.items():
         op = label.split(":")[0].split("/")[0]
         assert op in nbx.OPS, label
         # op/N: the op taken with N operands (clamp/1: clamp by scalar bounds)
@@ -138,9 +138,9 @@ PARAMS = {"elu": {"alpha": 0.5}, "celu": {"alpha": 2.0}, "leaky_relu": {"negativ
           "softplus": {"beta": 2.0, "threshold": 10.0}, "threshold": {"threshold": 0.5, "value": -2.0}}
 
 
-@pytest.mark.parametrize("label", sorted(k for k, d in OD.DEVICE_ORACLES.items() if d.arity == 1 and k not in EXACT))
+@pytest.mark.parametrize("label", sorted(k for k, d in device.DEVICE_ORACLES.items() if d.arity == 1 and k not in EXACT))
 def test_device_oracle_keeps_its_bound_against_mpmath(label):
-    d = OD.DEVICE_ORACLES[label]
+    d = device.DEVICE_ORACLES[label]
     op, _, choice = label.partition(":")
     oracle = ORACLES[op]
     params = {**oracle.params, **PARAMS.get(op, {})}
@@ -260,7 +260,7 @@ def _hard_pairs(label, dt, rng, n=300):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 def test_binary_device_oracle_keeps_its_bound_against_mpmath(op, dtype):
     label = op
-    d = OD.DEVICE_ORACLES[label]
+    d = device.DEVICE_ORACLES[label]
     op, oracle, params = _label_params(label)
     params = {**params, **({"alpha": 3} if "alpha" in oracle.params else {})}
     rng = np.random.default_rng(17)
@@ -313,7 +313,7 @@ def _hard_triples(label, dt, rng, n=300):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize("value", [None, 0.3])
 def test_ternary_device_oracle_keeps_its_bound_against_mpmath(label, dtype, value):
-    d = OD.DEVICE_ORACLES[label]
+    d = device.DEVICE_ORACLES[label]
     if value is not None and "value" not in d.params:
         pytest.skip(f"{label} takes no value")
     op, oracle, params = _label_params(label)
@@ -344,7 +344,7 @@ def test_ternary_device_oracle_keeps_its_bound_against_mpmath(label, dtype, valu
 def _bank_targets(label):
     """The measured targets (formats device_score decides) whose device oracle is `label`'s."""
     return [t for t in targets(dtypes=list(S.FORMATS))
-            if _device_oracle_of(t) is OD.DEVICE_ORACLES[label] and t.out_dtype is t.dtype]
+            if _device_oracle_of(t) is device.DEVICE_ORACLES[label] and t.out_dtype is t.dtype]
 
 
 @pytest.mark.parametrize("label", EXACT)
@@ -354,7 +354,7 @@ def test_exact_device_oracle_on_the_bank(label):
     counterpart: each result changed (a bool flipped, an integer or float moved by one unit of its
     last place) is found wrong at every case where it changes the value."""
     from nbx.harness.suites import exhaustive as X
-    d = OD.DEVICE_ORACLES[label]
+    d = device.DEVICE_ORACLES[label]
     ts = [t for t in targets(dtypes=list(S.FORMATS)) if X.device_oracle(t) is d]
     assert ts, f"{label}: no measured target on float16, bfloat16 or float32"
     for t in ts:
@@ -377,12 +377,12 @@ def test_exact_device_oracle_on_the_bank(label):
         assert s.misrounded + s.specials == int(changed.sum()), (t.label, t.dtype.name)
 
 
-@pytest.mark.parametrize("label", sorted(k for k in OD.DEVICE_ORACLES if k not in EXACT))
+@pytest.mark.parametrize("label", sorted(k for k in device.DEVICE_ORACLES if k not in EXACT))
 def test_device_oracle_on_the_bank(label):
     """On every bank case of the label's targets: the value keeps its bound against mpmath, and the
     device's decision is the bank's correctly rounded result (no misrounded, no special mismatch
     among the decided cases: `got` is the bank's expected value)."""
-    d = OD.DEVICE_ORACLES[label]
+    d = device.DEVICE_ORACLES[label]
     ts = _bank_targets(label)
     assert ts, f"{label}: no measured target on float16, bfloat16 or float32"
     oracle = ORACLES[ts[0].op]
@@ -430,7 +430,7 @@ def test_device_decisions_agree_with_the_host_and_catch_a_planted_error(op, dtyp
     t = Target(op, {}, d)
     zs = ORACLES[op].zero_sign_matters
     for result, extra in ((got, 0), (planted, len(hit))):
-        s = S.score_unary(OD.DEVICE_ORACLES[op], X, nbx.from_numpy(result), zero_sign=zs)
+        s = S.score_unary(device.DEVICE_ORACLES[op], X, nbx.from_numpy(result), zero_sign=zs)
         host = measure.score(t, [x], result)
         assert s.decided + s.undecided == n and s.undecided == len(s.undecided_at)
         decided = np.ones(n, bool)
@@ -457,7 +457,7 @@ def test_multi_operand_decisions_agree_with_the_host_and_catch_a_planted_error(l
     """As above for binary and ternary ops: nbx's own results and results one ulp off at known
     positions, scored on the device and on the host (measure.score)."""
     op, oracle, params = _label_params(label)
-    d = OD.DEVICE_ORACLES[label]
+    d = device.DEVICE_ORACLES[label]
     dt = nbx.DTYPES[dtype]
     rng = np.random.default_rng(11)
     n = 1 << 12
@@ -511,12 +511,12 @@ def test_hardsigmoid_exact_ties_are_decided_on_the_device(dtype):
     x = np.arange(lo, hi, dtype=np.uint64).astype(d.uint_np).view(d.np)
     X = nbx.from_numpy(x)
     got = nbx.hardsigmoid(X).numpy()
-    s = S.score_unary(OD.DEVICE_ORACLES["hardsigmoid"], X, nbx.from_numpy(got))
+    s = S.score_unary(device.DEVICE_ORACLES["hardsigmoid"], X, nbx.from_numpy(got))
     host = measure.score(Target("hardsigmoid", {}, d), [x], got)
     ties = int((np.abs(host.err - 0.5) < 1e-12).sum())
     assert ties > len(x) // 50                              # the region is full of exact ties
     assert s.undecided == 0 and s.misrounded == int(host.not_cr.sum()) == 0
     planted = got.copy()
     planted.view(d.uint_np)[::7] += 1
-    s = S.score_unary(OD.DEVICE_ORACLES["hardsigmoid"], X, nbx.from_numpy(planted))
+    s = S.score_unary(device.DEVICE_ORACLES["hardsigmoid"], X, nbx.from_numpy(planted))
     assert s.misrounded == int(measure.score(Target("hardsigmoid", {}, d), [x], planted).not_cr.sum()) > 0

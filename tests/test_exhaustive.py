@@ -9,7 +9,7 @@ import triton
 import triton.language as tl  # noqa: F401  (the planted body is Triton code)
 
 import nbx
-from nbx.harness.inputs import cases as C
+from nbx.harness.inputs import cases
 from nbx.harness.suites import exhaustive as X
 from nbx.harness import api
 from nbx.harness.scoring.host import Accumulator, score
@@ -22,9 +22,9 @@ RANGES = {"float32": (0xb6c00000, 0xb6c00000 + (1 << 18)), "float16": (0x0000, 0
 def _host(t, lo, hi, errors=False):
     acc = Accumulator(t, "sweep", nbx.backend_id())
     if t.dtype is nbx.float32:
-        chunks = C.exhaustive32_chunks(1 << 16, lo, hi)
+        chunks = cases.exhaustive32_chunks(1 << 16, lo, hi)
     else:
-        chunks = [C.exhaustive16(t.dtype)[lo:hi]]
+        chunks = [cases.exhaustive16(t.dtype)[lo:hi]]
     err = []
     for x in chunks:
         got = t.run([x])
@@ -82,10 +82,10 @@ def _sub_rounded_twice(a, b, alpha):
 
 def _plant_sub_rounded_twice(monkeypatch):
     """sub through float32 (nbx rounds a - alpha*b once, from float64 rounded to odd)."""
-    from nbx.harness.targets import target as T
+    from nbx.harness.targets import target
     from nbx.ops.registry import make_function
     planted = dataclasses.replace(nbx.OPS["sub"], body=lambda p, t: _sub_rounded_twice)
-    monkeypatch.setitem(T.FUNCTIONS, "sub", make_function(planted))
+    monkeypatch.setitem(target.FUNCTIONS, "sub", make_function(planted))
 
 
 def test_the_overflow_edge_is_a_rounding_on_both_sides(monkeypatch):

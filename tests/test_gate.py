@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from nbx.harness.gate import budgets as B
+from nbx.harness.gate.budgets import BudgetFileError, SCHEMA, load, round_up_tenth, save, update
 from nbx import dtype as D
 from nbx.harness.gate import verdict as gate
 from nbx.harness import api
@@ -14,7 +14,7 @@ from nbx.harness.targets.target import Target
 from nbx.harness.records.measurement import Measurement, Worst
 
 EXP_SUITES = api.suites_for(Target("exp", {}, D.float32))        # bank, sweep, and the structural
-BUDGETS = {"schema": B.SCHEMA, "backend": "test",
+BUDGETS = {"schema": SCHEMA, "backend": "test",
            "budgets": {"exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}}}
 
 
@@ -213,17 +213,17 @@ def test_failures_by_key_groups_reasons():
 
 # ---------------------------------------------------------------- budgets
 def test_round_up_tenth():
-    assert B.round_up_tenth(0.5) == 0.5
-    assert B.round_up_tenth(0.3) == 0.3                    # 0.3 * 10 is 3.0000000000000004
-    assert B.round_up_tenth(0.51) == 0.6
-    assert B.round_up_tenth(0.4999) == 0.5
-    assert B.round_up_tenth(1.0000001) == 1.1
-    assert B.round_up_tenth(0.0) == 0.0
-    assert B.round_up_tenth(123.45) == 123.5
+    assert round_up_tenth(0.5) == 0.5
+    assert round_up_tenth(0.3) == 0.3                    # 0.3 * 10 is 3.0000000000000004
+    assert round_up_tenth(0.51) == 0.6
+    assert round_up_tenth(0.4999) == 0.5
+    assert round_up_tenth(1.0000001) == 1.1
+    assert round_up_tenth(0.0) == 0.0
+    assert round_up_tenth(123.45) == 123.5
 
 
 def test_update_writes_improvements_and_new_entries_only():
-    data = {"schema": B.SCHEMA, "backend": "test", "budgets": {
+    data = {"schema": SCHEMA, "backend": "test", "budgets": {
         "exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}, "sin|float32": {"max_ulp": 2.0}}}
     ms = [M("exp", max_ulp=0.71), M("exp", suite="bank", max_ulp=0.62),     # improvement: 0.8
           M("log", max_ulp=0.93),                                          # regression: kept 0.5
@@ -232,7 +232,7 @@ def test_update_writes_improvements_and_new_entries_only():
           M("tan", max_ulp=math.inf, special_mismatches=1),                # not finite: skipped
           M("tanh", max_ulp=0.1, error="RuntimeError: boom"),              # raised: skipped
           M("erf", cases=0, max_ulp=0.0)]                                  # no cases: skipped
-    new, changes = B.update(data, ms)
+    new, changes = update(data, ms)
     b = new["budgets"]
     assert b["exp|float32"]["max_ulp"] == 0.8
     assert b["log|float32"]["max_ulp"] == 0.5
@@ -241,64 +241,64 @@ def test_update_writes_improvements_and_new_entries_only():
     assert not {"tan|float32", "tanh|float32", "erf|float32"} & set(b)
     assert sorted(changes) == [("cos|float32", None, 1.3), ("exp|float32", 1.0, 0.8)]
     assert data["budgets"]["exp|float32"]["max_ulp"] == 1.0            # the input is not modified
-    assert new["schema"] == B.SCHEMA
+    assert new["schema"] == SCHEMA
 
 
 def test_update_everything_also_raises():
-    data = {"schema": B.SCHEMA, "budgets": {"exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}}}
-    new, changes = B.update(data, [M("exp", max_ulp=0.71), M("log", max_ulp=0.93)], everything=True,
+    data = {"schema": SCHEMA, "budgets": {"exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}}}
+    new, changes = update(data, [M("exp", max_ulp=0.71), M("log", max_ulp=0.93)], everything=True,
                             source={"run_id": "r1"})
     assert new["budgets"]["exp|float32"]["max_ulp"] == 0.8
     assert new["budgets"]["log|float32"]["max_ulp"] == 1.0
     assert sorted(changes) == [("exp|float32", 1.0, 0.8), ("log|float32", 0.5, 1.0)]
     assert new["source"] == {"run_id": "r1"}
     # unchanged maxima produce no change, even with everything=True
-    again, ch = B.update(new, [M("exp", max_ulp=0.71)], everything=True)
+    again, ch = update(new, [M("exp", max_ulp=0.71)], everything=True)
     assert ch == [] and again["budgets"] == new["budgets"]
 
 
 def test_updated_budgets_pass_the_gate():
     ms = [M("exp", max_ulp=0.7123), M("exp", suite="bank", max_ulp=0.5)]
-    new, _ = B.update({"schema": B.SCHEMA, "budgets": {}}, ms)
+    new, _ = update({"schema": SCHEMA, "budgets": {}}, ms)
     assert decide(ms, new) == []
 
 
 def test_save_is_atomic_and_round_trips(tmp_path):
     p = tmp_path / "sub" / "interpreter-test.json"
-    data, _ = B.update(B.load(p, missing_ok=True), [M("exp", max_ulp=0.7)])
+    data, _ = update(load(p, missing_ok=True), [M("exp", max_ulp=0.7)])
     assert data["budgets"] == {"exp|float32": {"max_ulp": 0.7}}
-    B.save(data, p)
+    save(data, p)
     assert sorted(x.name for x in p.parent.iterdir()) == [p.name]         # no temp file left
-    assert B.load(p) == data
+    assert load(p) == data
     assert json.loads(p.read_text())["budgets"]["exp|float32"]["max_ulp"] == 0.7
     # a second save replaces the file, again leaving nothing else
-    data2, _ = B.update(data, [M("exp", max_ulp=0.4)])
-    B.save(data2, p)
+    data2, _ = update(data, [M("exp", max_ulp=0.4)])
+    save(data2, p)
     assert sorted(x.name for x in p.parent.iterdir()) == [p.name]
-    assert B.load(p)["budgets"]["exp|float32"]["max_ulp"] == 0.4
+    assert load(p)["budgets"]["exp|float32"]["max_ulp"] == 0.4
 
 
 def test_failed_save_keeps_old_file_and_leaves_no_temp(tmp_path):
     p = tmp_path / "b.json"
-    good = {"schema": B.SCHEMA, "budgets": {"exp|float32": {"max_ulp": 1.0}}}
-    B.save(good, p)
+    good = {"schema": SCHEMA, "budgets": {"exp|float32": {"max_ulp": 1.0}}}
+    save(good, p)
     with pytest.raises((TypeError, ValueError)):
-        B.save({"schema": B.SCHEMA, "budgets": {"x|y": {"max_ulp": object()}}}, p)
+        save({"schema": SCHEMA, "budgets": {"x|y": {"max_ulp": object()}}}, p)
     with pytest.raises(ValueError):
-        B.save({"schema": B.SCHEMA, "budgets": {"x|y": {"max_ulp": math.nan}}}, p)
+        save({"schema": SCHEMA, "budgets": {"x|y": {"max_ulp": math.nan}}}, p)
     assert sorted(x.name for x in tmp_path.iterdir()) == ["b.json"]
-    assert B.load(p) == good
+    assert load(p) == good
 
 
 def test_load_missing_and_wrong_schema(tmp_path):
     p = tmp_path / "cuda-sm90-triton3.6.json"
-    with pytest.raises(B.BudgetFileError, match="no budget file") as e:
-        B.load(p)
+    with pytest.raises(BudgetFileError, match="no budget file") as e:
+        load(p)
     assert e.value.path == p and str(p) in str(e.value)
-    assert B.load(p, missing_ok=True) == {"schema": B.SCHEMA, "backend": "cuda-sm90-triton3.6", "budgets": {}}
+    assert load(p, missing_ok=True) == {"schema": SCHEMA, "backend": "cuda-sm90-triton3.6", "budgets": {}}
     p.write_text(json.dumps({"schema": 99, "budgets": {}}))
-    with pytest.raises(B.BudgetFileError, match="schema"):
-        B.load(p, missing_ok=True)
+    with pytest.raises(BudgetFileError, match="schema"):
+        load(p, missing_ok=True)
 
 
 def test_a_special_mismatch_allowance_must_be_in_the_budget_file():

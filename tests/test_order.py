@@ -12,7 +12,7 @@ import triton.language as tl
 
 import nbx
 from nbx import dtype as D
-from nbx.harness.gate import budgets as B
+from nbx.harness.gate.budgets import ORDER_REASON_ULP, ROOT, key, load, path_for, unexplained, update
 from nbx.harness.gate import verdict as gate
 from nbx.harness.run import runner
 from nbx.harness.records.measurement import Measurement
@@ -90,24 +90,24 @@ def test_budgets_above_four_ulp_or_with_exceptions_need_a_written_reason():
                "c|float32": {"max_ulp": 0.5, "special_mismatches": 1},
                "d|float64": {"order_max_ulp": 1.0}, "e|float64": {"max_ulp": 9.0, "reason": "argument rounding"},
                "f|int8": {"max_ulp": 0.0, "wrong": 2, "reason": " "}}
-    flagged = dict(B.unexplained({"budgets": entries}))
+    flagged = dict(unexplained({"budgets": entries}))
     assert set(flagged) == {"b|float64", "c|float32", "d|float64", "f|int8"}
     assert "max_ulp 4.1 > 4" in flagged["b|float64"]
     fails = gate.decide([], {"budgets": entries}, ops=["exp"], dtypes=["float32"], suites=["sweep"])
     assert {f.key[1] for f in fails if f.key[0] == "budgets"} == set(flagged)
 
 
-@pytest.mark.parametrize("path", sorted(B.ROOT.glob("*.json")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(ROOT.glob("*.json")), ids=lambda p: p.stem)
 def test_committed_budget_files_hold_no_unexplained_entry(path):
-    data = B.load(path)
-    assert B.unexplained(data) == []
+    data = load(path)
+    assert unexplained(data) == []
     for t in ORDERED:                 # a compound op's float64 budget is its order figure, tight
-        e = data["budgets"].get(B.key(t.label, t.dtype.name))
-        assert e is not None and e.get("order_max_ulp", 1) <= B.ORDER_REASON_ULP, (path.name, t.label)
+        e = data["budgets"].get(key(t.label, t.dtype.name))
+        assert e is not None and e.get("order_max_ulp", 1) <= ORDER_REASON_ULP, (path.name, t.label)
 
 
 def test_update_writes_the_order_figure_of_an_ordered_measurement():
-    new, changes = B.update({"budgets": {}}, [M("addcdiv", order_max_ulp=0.0, max_ulp=5e12),
+    new, changes = update({"budgets": {}}, [M("addcdiv", order_max_ulp=0.0, max_ulp=5e12),
                                               Measurement("exp", "float64", "sweep", "t", cases=5, max_ulp=0.61)])
     assert new["budgets"] == {"addcdiv|float64": {"order_max_ulp": 0.0}, "exp|float64": {"max_ulp": 0.7}}
 
@@ -134,7 +134,7 @@ def _gate_addcdiv(monkeypatch, body):
         monkeypatch.setitem(OPS, "addcdiv", spec)
         monkeypatch.setitem(FUNCTIONS, "addcdiv", make_function(spec))
     ms = runner.run(ops=["addcdiv"], dtypes=["float64"], profile="ci", progress=False)
-    budgets = B.load(B.path_for(nbx.backend_id()))
+    budgets = load(path_for(nbx.backend_id()))
     return ms, gate.decide(ms, budgets, ops=["addcdiv"], dtypes=["float64"])
 
 

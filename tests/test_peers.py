@@ -20,7 +20,7 @@ import pytest
 import nbx
 from helpers import REPO, nbx_cmd, ok
 
-from nbx.harness.gate import budgets as B
+from nbx.harness.gate.budgets import load, locked, measured_maxima, round_up_tenth, save, update
 from nbx.harness.gate import verdict as gate
 from nbx.harness.targets import peers
 from nbx.harness.records.measurement import Measurement
@@ -145,13 +145,13 @@ def test_the_gate_judges_nbx_only(run_dir, work):
     rep = _broken_peers(load_report(run_dir))
     budgets = work / "budgets" / "peers.json"
     # the budgets come from the run (gate --update): nbx's figures only
-    with B.locked(budgets):
-        new, changes = B.update(B.load(budgets), rep.measurements)
-        B.save(new, budgets)
-    nbx_max = B.measured_maxima([m for m in rep.measurements if m.is_nbx])
+    with locked(budgets):
+        new, changes = update(load(budgets), rep.measurements)
+        save(new, budgets)
+    nbx_max = measured_maxima([m for m in rep.measurements if m.is_nbx])
     assert {(k, "max_ulp" if "order" not in n else n): v for (k, n), v in nbx_max.items()}
     for (k, name), v in nbx_max.items():
-        assert new["budgets"][k][name] == B.round_up_tenth(v)
+        assert new["budgets"][k][name] == round_up_tenth(v)
     assert all(v < 1e6 for e in new["budgets"].values() for v in e.values() if isinstance(v, float))
     verdict = gate.evaluate(rep, budgets_path=budgets, check_bank=False)
     assert verdict.passed, gate.format_failures(verdict.failures)
@@ -223,7 +223,7 @@ def test_cuda_peer_runs_on_nbx_device(tmp_path):
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA here")
     import nbx
-    from nbx.harness.scoring import device as DS
+    from nbx.harness.scoring import device
     from nbx.harness.inputs import patterns
     from nbx.harness.targets.peers import peer_of
     from nbx.harness.targets.target import Target

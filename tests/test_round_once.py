@@ -238,9 +238,9 @@ def test_pow_takes_the_exact_value_where_libdevice_misses_it(monkeypatch):
     """libdevice's pow one float64 ulp off (as the GPU's was at exact results): the exact path
     (square roots and repeated squaring, each step checked) still gives the float16 ties to even,
     and a result that is not exact keeps libdevice's value."""
-    from nbx.backend import interpreter_libdevice as IL
-    real = IL.SYMBOLS["pow"]
-    monkeypatch.setitem(IL.SYMBOLS, "pow", lambda a, b: np.nextafter(real(a, b), np.inf))
+    from nbx.backend import interpreter_libdevice
+    real = interpreter_libdevice.SYMBOLS["pow"]
+    monkeypatch.setitem(interpreter_libdevice.SYMBOLS, "pow", lambda a, b: np.nextafter(real(a, b), np.inf))
     bits = [(0x2E20, 0x4000, 0x20B0), (0x4F80, 0x4200, 0x7698), (0x6308, 0x3E00, 0x7698), (0x60E2, 0x3D00, 0x6A1A),
             (0x5510, 0x3F00, 0x6846), (0x4200, 0x4700, 0x6846), (0xCF80, 0x4200, 0xF698)]
     a, b = (np.array([t[i] for t in bits], dtype=np.uint16).view(np.float16) for i in (0, 1))

@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 import nbx
-import nbx.oracles.device as OD
-from nbx.harness.scoring import device as DS
+from nbx.oracles import device
+from nbx.harness.scoring.device import score
 from nbx.harness.scoring import host as measure
 from nbx.harness.scoring import ulp
 from nbx.harness.targets.target import Target
@@ -140,9 +140,9 @@ def _host(op, arrays, got, dtype):
 
 
 def _device(op, arrays, got, dtype):
-    d = OD.DEVICE_ORACLES[op]
+    d = device.DEVICE_ORACLES[op]
     params = [ORACLES[op].params.get(p, 1.0) for p in d.params]      # add: alpha = 1
-    return DS.score(d, [nbx.from_numpy(np.ascontiguousarray(a)) for a in arrays], nbx.from_numpy(got), params,
+    return score(d, [nbx.from_numpy(np.ascontiguousarray(a)) for a in arrays], nbx.from_numpy(got), params,
                     zero_sign=ORACLES[op].zero_sign_matters)
 
 
@@ -226,11 +226,11 @@ def test_every_class_at_once_and_the_float64_truth_functions(op, dtype):
     assert set(s.failing_at.tolist()) == special | misrounded
     assert (s.specials, s.misrounded) == (len(special), len(misrounded))
     # listing only the special mismatches, or nothing: the same counts
-    d = OD.DEVICE_ORACLES[op]
+    d = device.DEVICE_ORACLES[op]
     operands = [nbx.from_numpy(np.ascontiguousarray(a)) for a in arrays]
     params = [ORACLES[op].params.get(p, 1.0) for p in d.params]
     for listed, want in ((1, special), (0, set())):
-        t = DS.score(d, operands, nbx.from_numpy(got), params, zero_sign=ORACLES[op].zero_sign_matters,
+        t = score(d, operands, nbx.from_numpy(got), params, zero_sign=ORACLES[op].zero_sign_matters,
                      listed=listed)
         assert (t.specials, t.misrounded) == (len(special), len(misrounded)), listed
         assert set(t.failing_at.tolist()) == set(t.special_at.tolist()) == want, listed

@@ -334,22 +334,22 @@ def test_host_and_device_hold_one_rule(op, dtype):
     it (per element, rule.classify_arrays) give the same classes, counts, positions and errors on the
     same inputs, truths and bound: every pattern class of the format, the overflow edge, NaN
     payloads, zeros of both signs."""
-    import nbx.oracles.device as OD
-    from nbx.harness.scoring import device as S
+    from nbx.oracles import device
+    from nbx.harness.scoring.device import evaluate, score
     from nbx.harness.scoring import rule
     from nbx.tensor import from_numpy
 
     f = FORMATS[dtype]
-    d = OD.DEVICE_ORACLES[op]
+    d = device.DEVICE_ORACLES[op]
     rng = np.random.default_rng(21)
     x = _inputs(f, 1 << 15, rng)
     with np.errstate(all="ignore"):
-        v = S.evaluate(d, x.astype(np.float64))
+        v = evaluate(d, x.astype(np.float64))
     got = _planted(rule.round_array(v, f), f, rng)
     got[[4, 12]] = [inf, -inf]          # at x = +-max: copy's overflow edge
     host = rule.classify_arrays(got, v, f, bound=d.bound + 2.0 ** -52, zero_sign=True,
                                 exact=np.full(v.shape, d.k == 0))
-    dev = S.score(d, [from_numpy(x)], from_numpy(got), zero_sign=True)
+    dev = score(d, [from_numpy(x)], from_numpy(got), zero_sign=True)
     cls = host.cls
     assert dev.decided == int((cls != rule.UNDECIDED).sum())
     assert dev.undecided == int((cls == rule.UNDECIDED).sum())

@@ -19,7 +19,7 @@ from nbx.harness.gate import verdict as gate
 from nbx.harness import api
 from nbx.harness.run import runner
 from nbx.harness.suites import layout as L
-from nbx.harness.suites import structural as S
+from nbx.harness.suites import structural
 from nbx.harness.scoring.host import Accumulator
 from nbx.harness.targets.target import Target
 from nbx.kernels import iterate
@@ -40,15 +40,15 @@ def gate_reasons(ms, op, dtype, suite):
 
 # ---------------------------------------------------------------------- which suites apply
 def test_structural_suites_mapping():
-    assert S.structural_suites(Target("exp", {}, D.float32)) == ["layout"]
-    assert S.structural_suites(Target("gelu", {"approximate": "tanh"}, D.float32)) == []
-    assert S.structural_suites(Target("to", {"dtype": "bool"}, D.int8)) == ["layout"]
-    assert S.structural_suites(Target("to", {"dtype": "int8"}, D.int8)) == []
-    assert S.structural_suites(Target("floor_divide", {}, D.int64)) == ["layout", "intdiv"]
-    assert S.structural_suites(Target("div", {"rounding_mode": "trunc"}, D.uint8)) == ["intdiv"]
-    assert S.structural_suites(Target("div", {}, D.int32)) == ["layout"]
-    assert S.structural_suites(Target("remainder", {}, D.float64)) == ["layout", "intdiv"]
-    assert S.structural_suites(Target("fmod", {}, D.float32)) == ["layout"]
+    assert structural.structural_suites(Target("exp", {}, D.float32)) == ["layout"]
+    assert structural.structural_suites(Target("gelu", {"approximate": "tanh"}, D.float32)) == []
+    assert structural.structural_suites(Target("to", {"dtype": "bool"}, D.int8)) == ["layout"]
+    assert structural.structural_suites(Target("to", {"dtype": "int8"}, D.int8)) == []
+    assert structural.structural_suites(Target("floor_divide", {}, D.int64)) == ["layout", "intdiv"]
+    assert structural.structural_suites(Target("div", {"rounding_mode": "trunc"}, D.uint8)) == ["intdiv"]
+    assert structural.structural_suites(Target("div", {}, D.int32)) == ["layout"]
+    assert structural.structural_suites(Target("remainder", {}, D.float64)) == ["layout", "intdiv"]
+    assert structural.structural_suites(Target("fmod", {}, D.float32)) == ["layout"]
     assert "intdiv" in api.suites_for(Target("fmod", {}, D.int16))
 
 

@@ -32,7 +32,7 @@ from nbx.harness.records.measurement import Measurement
 from nbx.harness.scoring import rule
 from nbx.harness.suites import structural
 from nbx.harness.suites.values import VALUE_SUITES, measure_values
-from nbx.harness.targets.callable import ARRAYS, CallableTarget, converter
+from nbx.harness.targets.callables import ARRAYS, CallableTarget, converter
 from nbx.harness.targets.peers import NBX
 from nbx.harness.targets.target import Target
 

@@ -25,8 +25,8 @@ from nbx.harness.inputs.cases import PROFILES
 from nbx.harness.progress import Progress
 from nbx.harness.scoring.host import Accumulator
 from nbx.harness.suites.values import VALUE_SUITES, bit_range, profile_sizes, sample_range, swept_on_device
-from nbx.harness.targets import callable as CT
-from nbx.harness.targets import peers as P
+from nbx.harness.targets import callables
+from nbx.harness.targets import peers
 from nbx.harness.targets.peers import peer_of
 from nbx.harness.targets.target import Target, targets
 
@@ -41,23 +41,23 @@ class Job:
         return self.target.name
 
 
-def jobs(ops=None, dtypes=None, wanted_suites=None, target_names=(P.NBX,)) -> list[Job]:
+def jobs(ops=None, dtypes=None, wanted_suites=None, target_names=(peers.NBX,)) -> list[Job]:
     """nbx's jobs (when "nbx" is among target_names), then each peer's: the same targets' value
     suites, for the ops the peer has (peers.LACKING lists the others); a callable's name
-    (`pkg.module:function=op`, targets/callable.py): the value suites of its op's targets."""
+    (`pkg.module:function=op`, targets/callables.py): the value suites of its op's targets."""
     ts = targets(ops, dtypes)
     out = []
-    if P.NBX in target_names:
+    if peers.NBX in target_names:
         for t in ts:
             out += [Job(t, s) for s in suites_for(t, wanted_suites)]
-    for peer in [n for n in target_names if n != P.NBX]:
-        if CT.is_callable_name(peer):
-            template = CT.load(peer).template
-            out += [Job(CT.callable_of(t, template), s) for t in targets([template.op], dtypes)
+    for peer in [n for n in target_names if n != peers.NBX]:
+        if callables.is_callable_name(peer):
+            template = callables.load(peer).template
+            out += [Job(callables.callable_of(t, template), s) for t in targets([template.op], dtypes)
                     for s in suites_for(t, wanted_suites) if s in VALUE_SUITES]
             continue
         for t in ts:
-            if P.has_peer(peer, t.op):
+            if peers.has_peer(peer, t.op):
                 out += [Job(peer_of(t, peer), s) for s in suites_for(t, wanted_suites) if s in VALUE_SUITES]
     return out
 
@@ -74,13 +74,13 @@ class Plan:
     seed: int = 0
     shard: tuple = (0, 1)
     bits: tuple | None = None
-    target_names: tuple = (P.NBX,)
+    target_names: tuple = (peers.NBX,)
     sizes: tuple = ()
     backend: str = ""
 
     @classmethod
     def of(cls, ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), bits=None,
-           target_names=(P.NBX,), sizes=None, backend: str = "") -> "Plan":
+           target_names=(peers.NBX,), sizes=None, backend: str = "") -> "Plan":
         def tup(x):
             return None if x is None else tuple(x)
         return cls(tup(ops), tup(dtypes), tup(suites), profile, int(seed), tuple(shard), tup(bits),
@@ -112,8 +112,8 @@ def load_peers(plan: Plan) -> None:
     """Load each peer library the plan measures (peers.PeerUnavailable when one cannot be imported),
     in this process: the run's, and each worker's."""
     for name in plan.target_names:
-        if name != P.NBX:
-            P.load(name)
+        if name != peers.NBX:
+            peers.load(name)
 
 
 class ExecutorFailed(RuntimeError):
@@ -124,7 +124,7 @@ class ExecutorFailed(RuntimeError):
 def job_label(job: Job) -> str:
     """`exp float32 sweep`, with the peer's name for a peer's job."""
     return (f"{job.target.label} {job.target.dtype.name} {job.suite}"
-            + ("" if job.name == P.NBX else f" ({job.name})"))
+            + ("" if job.name == peers.NBX else f" ({job.name})"))
 
 
 def measure_job(plan: Plan, k: int):
@@ -142,13 +142,13 @@ def failed(plan: Plan, k: int, why: str, wall_s: float = 0.0):
     lost twice): no cases, and `error` saying why, which the gate fails by name."""
     job = plan.jobs()[k]
     m = Accumulator(job.target, job.suite, plan.backend or backend_id()).measurement(wall_s, why)
-    if job.name != P.NBX:
+    if job.name != peers.NBX:
         m.target, m.target_info = job.name, job.target.describe
     return m
 
 
 def run(ops=None, dtypes=None, suites=None, profile="ci", seed=0, shard=(0, 1), progress=True, bits=None,
-        target_names=(P.NBX,), *, sizes=None, executor=None, store=None):
+        target_names=(peers.NBX,), *, sizes=None, executor=None, store=None):
     """bits (lo, hi): unary float sweeps (float32) and exhaustive16 jobs (16-bit dtypes) take the
     bit patterns lo .. hi - 1 only, to reproduce a range or to split an exhaustive run.
     target_names: "nbx" and the peers (peers.PEERS) to measure; each peer is loaded first

@@ -14,7 +14,7 @@ from nbx.oracles.formats import FORMATS, to_bits
 from nbx.oracles.order import ORDER_ORACLES
 
 from nbx import dtype as D
-from nbx.harness.scoring import device as DS
+from nbx.harness.scoring import device
 from nbx.harness.scoring import rule
 from nbx.harness.targets.target import Target
 
@@ -37,7 +37,7 @@ def order_values(t: Target, vals: list[np.ndarray], params: dict) -> np.ndarray:
     if len(vals) != o.arity:
         raise ValueError(f"{t.label}: {len(vals)} operands, the order oracle takes {o.arity}")
     p = [float(params[name]) for name in o.params]
-    return DS.evaluate(o, vals[0], p, *vals[1:])      # no contraction, as the op on this dtype
+    return device.evaluate(o, vals[0], p, *vals[1:])      # no contraction, as the op on this dtype
 
 
 def order_error(t: Target, vals: list[np.ndarray], params: dict, got: np.ndarray):

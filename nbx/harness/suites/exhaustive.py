@@ -24,12 +24,12 @@ import dataclasses
 
 import numpy as np
 
-import nbx.oracles.device as OD
+from nbx.oracles import device
 from nbx.oracles import ORACLES
 
 from nbx import backend
 from nbx.errors import DeviceOOMError
-from nbx.harness.inputs import cases as C
+from nbx.harness.inputs import cases
 from nbx.harness.scoring import device as DS
 from nbx.harness.inputs import patterns
 from nbx.harness.inputs import stratified
@@ -58,9 +58,9 @@ def device_oracle(t: Target):
             return None
         if t.dtype.itemsize == 2 and t.oracle_arity != 2:
             return None
-    d = OD.DEVICE_ORACLES.get(t.label) or OD.DEVICE_ORACLES.get(t.op)
+    d = device.DEVICE_ORACLES.get(t.label) or device.DEVICE_ORACLES.get(t.op)
     if d is not None and d.arity != t.oracle_arity:
-        d = OD.DEVICE_ORACLES.get(f"{t.op}/{t.oracle_arity}")        # clamp by scalars: clamp/1
+        d = device.DEVICE_ORACLES.get(f"{t.op}/{t.oracle_arity}")        # clamp by scalars: clamp/1
     if d is None or d.arity != t.oracle_arity or d.name != t.label and not set(t.params) <= set(d.params):
         return None
     if d.args is not None and d.args(t) is None:
@@ -217,7 +217,7 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK, max
 def tuple_key(t: Target, seed: int) -> int:
     """The generator key of t's stratified sample: a pure function of (seed, target), as
     cases.rng_for keys every other job."""
-    return int(C.rng_for(seed, t.label, t.dtype.name, "pairs32").integers(0, 1 << 63, dtype=np.int64))
+    return int(cases.rng_for(seed, t.label, t.dtype.name, "pairs32").integers(0, 1 << 63, dtype=np.int64))
 
 
 def tuples(t: Target, seed: int, indices) -> list[np.ndarray]:

@@ -31,7 +31,7 @@ from nbx.oracles import ORACLES
 from nbx import dtype as D
 from nbx.ops.verify import DIVISOR
 from nbx.tensor import Tensor, from_numpy
-from nbx.harness.inputs import cases as C
+from nbx.harness.inputs import cases
 from nbx.harness.inputs.cases import PROFILE_SIZES
 from nbx.harness.scoring.host import Batch, flat_bits, hexes, oracle_params, score
 from nbx.harness.records.measurement import Worst
@@ -93,7 +93,7 @@ def _int_cases(d: D.DType, reps: int, n_div: int, r: random.Random):
             if d.min <= a <= d.max:
                 A.append(a)
                 B.append(b)
-    sp = [int(x) for x in C.special_values(d)]
+    sp = [int(x) for x in cases.special_values(d)]
     if signed:
         sp += [d.min, -1]
     sp = sorted(set(sp))
@@ -163,7 +163,7 @@ def run_intdiv(t: Target, profile: str, seed: int, acc) -> None:
         return _run_intdiv_float(t, profile, seed, acc)
     sizes = PROFILE_SIZES[profile]
     d = t.dtype
-    rng = C.rng_for(seed, t.label, d.name, "intdiv")
+    rng = cases.rng_for(seed, t.label, d.name, "intdiv")
     r = random.Random(int(rng.integers(0, 2 ** 63)))
     A, B = _int_cases(d, sizes["grid_reps"], sizes["divisible"], r)
     a = np.array(A, dtype=object).astype(d.np)
@@ -296,7 +296,7 @@ def _fraction_check(t: Target, acc, arrays, got: np.ndarray, out: D.DType, desc:
 def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:
     sizes = PROFILE_SIZES[profile]
     d = t.dtype
-    rng = C.rng_for(seed, t.label, d.name, "intdiv")
+    rng = cases.rng_for(seed, t.label, d.name, "intdiv")
     f64 = d is D.float64
     shrink = 4 if f64 else 1                  # float64 results take the mpmath truth per case
 
@@ -323,8 +323,8 @@ def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:
     measure_batch("pairs where floor(a/b) of the rounded quotient is wrong", [a, b])
     # 2. every sign and binade (stratified), and pairs close to a multiple
     n = sizes["float_n"] // shrink
-    a = C.stratified(d, n, rng)
-    b = C.stratified(d, n, rng)
+    a = cases.stratified(d, n, rng)
+    b = cases.stratified(d, n, rng)
     k = n // 4
     with np.errstate(all="ignore"):
         b[:k] = np.abs(b[:k]).clip(np.asarray(2.0 ** -20, d.np), np.asarray(2.0 ** 20, d.np)) * np.sign(b[:k])
@@ -332,7 +332,7 @@ def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:
     b = np.where(b == 0, np.asarray(1.5, d.np), b)
     measure_batch("stratified, every sign and binade", [a, b])
     # 3. the special values crossed (zeros, infinities, NaN, extremes)
-    sp = C.special_values(d)
+    sp = cases.special_values(d)
     if f64:
         sp = sp[:: max(1, len(sp) // 30)]
     ga, gb = np.meshgrid(sp, sp, indexing="ij")
@@ -340,8 +340,8 @@ def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:
     # 4. mixed integer / float operands: the result dtype is the float's; the int converts first (ATen)
     m = sizes["mixed"] // shrink
     for di, int_first in ((D.int32, True), (D.int64, False), (D.int8, True), (D.uint8, False)):
-        xi = C.integers(di, m, rng, nonzero=not int_first)
-        xf = C.stratified(d, m, rng)
+        xi = cases.integers(di, m, rng, nonzero=not int_first)
+        xf = cases.stratified(d, m, rng)
         if int_first:
             xf = np.where(xf == 0, np.asarray(3.0, d.np), xf)
         arrays = [xi, xf] if int_first else [xf, xi]

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 
 
-from nbx.harness.targets import callable as CT
+from nbx.harness.targets import callables
 from nbx.harness.targets.target import Target
 
 NBX = "nbx"
@@ -196,9 +196,9 @@ _LOADED: dict = {}
 def load(peer: str) -> PeerInfo:
     """Import the peer's library (lazily, once) and say what it is and where it runs; raises
     PeerUnavailable (the option and how to install it) when it cannot be imported. A callable's
-    name (`pkg.module:function=op`, targets/callable.py) imports its function instead."""
-    if CT.is_callable_name(peer):
-        loaded = CT.load(peer)
+    name (`pkg.module:function=op`, targets/callables.py) imports its function instead."""
+    if callables.is_callable_name(peer):
+        loaded = callables.load(peer)
         return PeerInfo(loaded.path, f"as {loaded.template.op}", f"{loaded.arrays} arrays through DLPack")
     if peer not in PEERS:
         raise PeerUnavailable(f"--target {peer}: unknown target; allowed: {', '.join(TARGETS)}")

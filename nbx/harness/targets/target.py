@@ -18,7 +18,7 @@ import triton.language as tl
 from nbx import dtype as D
 from nbx.kernels import launch
 from nbx.ops import FUNCTIONS, OPS
-from nbx.ops import registry as R
+from nbx.ops import registry
 from nbx.ops.verify import MASK, Role, Variant, Verify
 from nbx.tensor import Tensor, empty, from_numpy
 
@@ -70,7 +70,7 @@ class Target:
     def operand_dtypes(self) -> list[D.DType]:
         return [D.bool_ if self.role(i) == MASK else self.dtype for i in range(self.oracle_arity)]
 
-    def typing(self, dtypes=None) -> R.Typing:
+    def typing(self, dtypes=None) -> registry.Typing:
         """The op's typing for oracle operands of `dtypes` (default: operand_dtypes()); a split op's
         one operand holds both halves."""
         dts = list(dtypes or self.operand_dtypes())
@@ -167,7 +167,7 @@ def targets(ops=None, dtypes=None) -> list[Target]:
 def call(t: Target, operands, out=None):
     """The op on its real signature (operands, then the target's parameters: clamp's bounds, to's dtype),
     through OPS, so a patched OPS entry is what runs."""
-    return R.run(OPS[t.op], list(operands), dict(t.params), out=out)
+    return registry.run(OPS[t.op], list(operands), dict(t.params), out=out)
 
 
 def n_operands(t: Target) -> int:

@@ -10,7 +10,7 @@ own mpmath definition of an op nbx does not have, over the value suites; a `Veri
                    dtype="float16", name="quick_gelu")           # all 65,536 float16 inputs
 
 The callable gets the operands as arrays of `arrays` through DLPack and the parameters by name
-(nbx.harness.targets.callable), and is scored by the runner's own jobs (api.measure): the same
+(nbx.harness.targets.callables), and is scored by the runner's own jobs (api.measure): the same
 inputs, oracles and rule as nbx's own row, decided on the device where the row is (a float32 `bits`
 range with a device oracle). A user op's oracle is lent to the harness for the call only
 (userop.registered).
@@ -25,9 +25,9 @@ from nbx import dtype as D
 from nbx.backend import backend_id
 from nbx.ops import OPS
 from nbx.harness import api
-from nbx.harness.inputs import cases as C
-from nbx.harness.suites import exhaustive as X
-from nbx.harness.targets.callable import CallableTarget, converter
+from nbx.harness.inputs import cases
+from nbx.harness.suites import exhaustive
+from nbx.harness.targets.callables import CallableTarget, converter
 from nbx.harness.verify.result import Verification
 from nbx.harness.verify.userop import FLOATS, UserOp, arity_of, registered
 
@@ -94,8 +94,8 @@ def verify(fn: Callable, op: str | None = None, dtype="float32", *, suites=None,
 
 def _measure(t: CallableTarget, suites, profile, bits, seed, max_ulp, correctly_rounded, what: str,
              user: UserOp | None) -> Verification:
-    if profile not in C.PROFILES:
-        raise ValueError(f"nbx.verify: profile={profile!r}; allowed: {', '.join(C.PROFILES)}")
+    if profile not in cases.PROFILES:
+        raise ValueError(f"nbx.verify: profile={profile!r}; allowed: {', '.join(cases.PROFILES)}")
     default = _suites(t, user)
     wanted = list(default if suites is None else ([suites] if isinstance(suites, str) else suites))
     allowed = ("bank",) + USER_SUITES if user is None else USER_SUITES
@@ -157,7 +157,7 @@ def _bits(t, bits, user):
     if t.oracle_arity == 1 and t.dtype.is_float and t.dtype.itemsize <= 4:
         top = 1 << (8 * t.dtype.itemsize)
         what = f"the bit patterns of {t.dtype.name}"
-    elif t.oracle_arity > 1 and X.device_oracle(t) is not None and (t.dtype is D.float32 or t.dtype.itemsize == 2):
+    elif t.oracle_arity > 1 and exhaustive.device_oracle(t) is not None and (t.dtype is D.float32 or t.dtype.itemsize == 2):
         top = 1 << 32
         what = "the operand pairs" if t.dtype.itemsize == 2 else "the stratified tuples"
     else:
@@ -173,7 +173,7 @@ def _probe(t: CallableTarget) -> None:
     """fn once on a few of the dtype's special values: a result of the wrong dtype, shape or device, or
     one DLPack cannot read, raises here (TypeError, ValueError) instead of failing every suite."""
     n = 4
-    arrays = [np.zeros(n, bool) if d.is_bool else np.resize(C.special_values(d), n) for d in t.operand_dtypes()]
+    arrays = [np.zeros(n, bool) if d.is_bool else np.resize(cases.special_values(d), n) for d in t.operand_dtypes()]
     with np.errstate(all="ignore"):
         t.run(arrays)
 

@@ -33,7 +33,7 @@ import mpmath
 import numpy as np
 from mpmath import mp
 
-import nbx.oracles.device as OD
+from nbx.oracles.device import DEVICE_ORACLES, DeviceOracle
 from nbx.oracles import ORACLES, Oracle
 from nbx.oracles.base import lookup_special, quiet
 
@@ -200,7 +200,7 @@ class UserOp:
     def device_oracle(self):
         if self.device is None:
             return None
-        return OD.DeviceOracle(self.name, self.device, float(self.device_k), tuple(self.params)[:2],
+        return DeviceOracle(self.name, self.device, float(self.device_k), tuple(self.params)[:2],
                                f"user device form of {self.name} (nbx.verify), k = {self.device_k:g}", self.arity)
 
 
@@ -209,17 +209,17 @@ def registered(user: UserOp, fmt):
     """user's oracle (for results of fmt) and device oracle in nbx's tables while the block runs, and
     out of them after it; one such block at a time (the tables are the process's)."""
     with _LOCK:
-        if user.name in ORACLES or user.name in OD.DEVICE_ORACLES:
+        if user.name in ORACLES or user.name in DEVICE_ORACLES:
             raise ValueError(f"nbx.verify: op {user.name!r} has an oracle already: name the user op otherwise")
         ORACLES[user.name] = user.oracle(fmt)
         d = user.device_oracle()
         if d is not None:
-            OD.DEVICE_ORACLES[user.name] = d
+            DEVICE_ORACLES[user.name] = d
         try:
             yield user
         finally:
             ORACLES.pop(user.name, None)
-            OD.DEVICE_ORACLES.pop(user.name, None)
+            DEVICE_ORACLES.pop(user.name, None)
 
 
 def arity_of(reference: Callable, params: dict) -> int:

@@ -10,7 +10,7 @@ import numpy as np
 from nbx.oracles import ORACLES
 from nbx.oracles.formats import FORMATS
 
-from nbx.harness.inputs import cases as C
+from nbx.harness.inputs import cases
 from nbx.harness.scoring.host import bits_of, exact_expected, oracle_params, round_exact_or_ziv
 from nbx.harness.targets.target import Target
 
@@ -36,7 +36,7 @@ class Expected(NamedTuple):
 
 def bank_inputs(t: Target) -> tuple[list[np.ndarray], list[str]]:
     """The target's bank inputs, one array per operand, and a tag per case ("special" or "random")."""
-    rng = C.rng_for(SEED, t.label, t.dtype.name, "bank")
+    rng = cases.rng_for(SEED, t.label, t.dtype.name, "bank")
     dts = t.operand_dtypes()
     arity = len(dts)
 
@@ -44,19 +44,19 @@ def bank_inputs(t: Target) -> tuple[list[np.ndarray], list[str]]:
         if d.is_bool:
             return rng.integers(0, 2, n).astype(bool)
         if d.is_float:
-            return C.stratified(d, n, rng, ORACLES[t.op].domain[i])
-        return C.int_operand(t, i, n, rng, d)
+            return cases.stratified(d, n, rng, ORACLES[t.op].domain[i])
+        return cases.int_operand(t, i, n, rng, d)
 
     if arity == 1:
-        sp = C.role_specials(t, 0, C.special_values(t.dtype), t.dtype)
+        sp = cases.role_specials(t, 0, cases.special_values(t.dtype), t.dtype)
         rnd = sample(t.dtype, N_RANDOM, 0)
         return [np.concatenate([sp, rnd])], ["special"] * len(sp) + ["random"] * N_RANDOM
     sps = []
     for i, d in enumerate(dts):
-        s = C.special_values(d)
+        s = cases.special_values(d)
         if len(s) > N_SPECIAL_PAIRS:
             s = s[np.linspace(0, len(s) - 1, N_SPECIAL_PAIRS).astype(int)]
-        sps.append(C.role_specials(t, i, s, d))
+        sps.append(cases.role_specials(t, i, s, d))
     if arity == 2:
         g = np.meshgrid(sps[0], sps[1], indexing="ij")
         special = [x.reshape(-1) for x in g]
