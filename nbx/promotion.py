@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtype as D
+from .dtype import DEFAULT_FLOAT, DEFAULT_INT, DTYPES, DType, bool_
 
 _ORDER = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 _ABBREV = {"b1": "bool", "u1": "uint8", "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
@@ -40,22 +40,22 @@ PROMOTE: dict[tuple[str, str], str] = {
 }
 
 
-def promote_types(a: D.DType, b: D.DType) -> D.DType:
-    return D.DTYPES[PROMOTE[a.name, b.name]]
+def promote_types(a: DType, b: DType) -> DType:
+    return DTYPES[PROMOTE[a.name, b.name]]
 
 
-def category(d: D.DType) -> int:
+def category(d: DType) -> int:
     return 0 if d.is_bool else (1 if d.is_int else 2)
 
 
-def scalar_dtype(x) -> D.DType:
+def scalar_dtype(x) -> DType:
     """The dtype a Python scalar stands for in promotion (ATen's wrapped numbers)."""
     if isinstance(x, bool):
-        return D.bool_
+        return bool_
     if isinstance(x, int):
-        return D.DEFAULT_INT
+        return DEFAULT_INT
     if isinstance(x, float):
-        return D.DEFAULT_FLOAT
+        return DEFAULT_FLOAT
     raise TypeError(f"not a Python scalar: {type(x).__name__}")
 
 
@@ -63,7 +63,7 @@ def is_scalar(x) -> bool:
     return isinstance(x, (bool, int, float))
 
 
-def scalar_to_numpy(value, dt: D.DType, *, op: str, arg: str):
+def scalar_to_numpy(value, dt: DType, *, op: str, arg: str):
     """A Python scalar as a numpy scalar of `dt`; an integer that does not fit is an error."""
     if isinstance(value, (np.generic,)):
         value = value.item()
@@ -111,7 +111,7 @@ def _group(dtypes):
     return out
 
 
-def result_type(*operands) -> D.DType:
+def result_type(*operands) -> DType:
     """The dtype PyTorch's `torch.result_type` gives for these operands.
 
     Operands are nbx Tensors (anything with an nbx `.dtype` and `.ndim`) or Python bool/int/float.
@@ -120,7 +120,7 @@ def result_type(*operands) -> D.DType:
     for x in operands:
         if is_scalar(x):
             scalars.append(scalar_dtype(x))
-        elif isinstance(getattr(x, "dtype", None), D.DType) and hasattr(x, "ndim"):
+        elif isinstance(getattr(x, "dtype", None), DType) and hasattr(x, "ndim"):
             # a DType, not any `.dtype`: numpy arrays and scalars would otherwise pass as tensors
             (dims if x.ndim > 0 else zeros).append(x.dtype)
         else:

@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from . import backend as _backend
-from . import dtype as D
+from .dtype import DType, as_dtype, float32, from_numpy_dtype
 from .backend import dlpack as _dl
 from .promotion import scalar_dtype, scalar_to_numpy
 
@@ -77,7 +77,7 @@ def _view_strides(old_shape, old_strides, new_shape):
 class Tensor:
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "dtype", "__weakref__")
 
-    def __init__(self, storage, shape, strides, offset: int, dtype: D.DType):
+    def __init__(self, storage, shape, strides, offset: int, dtype: DType):
         self._storage = storage
         self._shape = tuple(int(s) for s in shape)
         self._strides = tuple(int(s) for s in strides)
@@ -377,11 +377,11 @@ class Tensor:
 
 
 # ---------------------------------------------------------------------- factories
-def empty(*shape, dtype=D.float32) -> Tensor:
+def empty(*shape, dtype=float32) -> Tensor:
     shape = _as_shape(shape, "empty")
     if any(s < 0 for s in shape):
         raise ValueError(f"empty: sizes must be >= 0, got {shape}")
-    dt = D.as_dtype(dtype, op="empty")
+    dt = as_dtype(dtype, op="empty")
     st = _backend.active.allocate(math.prod(shape) * dt.itemsize)
     return Tensor(st, shape, _contiguous_strides(shape), 0, dt)
 
@@ -392,7 +392,7 @@ def from_numpy(array) -> Tensor:
         array = np.asarray(array)
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy ndarray, got {type(array).__name__}")
-    dt = D.from_numpy_dtype(array.dtype)
+    dt = from_numpy_dtype(array.dtype)
     t = empty(array.shape, dtype=dt)
     if array.size:
         t._storage.write(0, np.ascontiguousarray(array))
@@ -574,23 +574,23 @@ def full(shape, value, dtype=None) -> Tensor:
     shape = _as_shape((shape,) if isinstance(shape, int) else tuple(shape), "full")
     if dtype is None:
         dtype = scalar_dtype(value)
-    dt = D.as_dtype(dtype, op="full")
+    dt = as_dtype(dtype, op="full")
     host = np.full(shape, scalar_to_numpy(value, dt, op="full", arg="value"), dtype=dt.np)
     return from_numpy(host)
 
 
-def zeros(*shape, dtype=D.float32) -> Tensor:
+def zeros(*shape, dtype=float32) -> Tensor:
     return full(_as_shape(shape, "zeros"), 0, dtype)
 
 
-def ones(*shape, dtype=D.float32) -> Tensor:
+def ones(*shape, dtype=float32) -> Tensor:
     return full(_as_shape(shape, "ones"), 1, dtype)
 
 
 def tensor(data, dtype=None) -> Tensor:
     """From nested Python lists/scalars or an array, like torch.tensor (float data -> float32)."""
     if dtype is not None:
-        dt = D.as_dtype(dtype, op="tensor")
+        dt = as_dtype(dtype, op="tensor")
         return from_numpy(np.asarray(data, dtype=dt.np))
     arr = np.asarray(data)
     if arr.dtype == np.float64 and not isinstance(data, np.ndarray):

@@ -17,17 +17,17 @@ import numpy as np
 import pytest
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import ALL, DType, bfloat16, float32, int16, int64
 from nbx.backend import IS_CUDA
 from nbx.backend import dlpack as dl
 from nbx.testing import bits
 
 cpu_only = pytest.mark.skipif(IS_CUDA, reason="host memory: nbx's interpreter backend")
 
-NUMPY_DTYPES = [d for d in D.ALL if d is not D.bfloat16]     # numpy's DLPack refuses ml_dtypes' bfloat16
+NUMPY_DTYPES = [d for d in ALL if d is not bfloat16]     # numpy's DLPack refuses ml_dtypes' bfloat16
 
 
-def sample(d: D.DType, shape=(3, 4)) -> np.ndarray:
+def sample(d: DType, shape=(3, 4)) -> np.ndarray:
     n = int(np.prod(shape))
     if d.is_bool:
         return (np.arange(n) % 3 == 0).reshape(shape)
@@ -78,7 +78,7 @@ def test_nbx_to_numpy_to_nbx_every_dtype(d):
 
 @cpu_only
 def test_bfloat16_where_numpy_cannot():
-    x = sample(D.bfloat16)
+    x = sample(bfloat16)
     t = nbx.from_numpy(x)
     base = collect()
     # numpy refuses to export ml_dtypes' bfloat16 (and to import kDLBfloat): nbx says so, naming itself
@@ -94,7 +94,7 @@ def test_bfloat16_where_numpy_cannot():
         np.testing.assert_array_equal(bits(u.numpy()), bits(x))
     # a kDLBfloat capsule over numpy's uint16 memory: viewed in place with the right bits
     raw = x.view(np.uint16).copy()
-    cap = dl.export(raw.ctypes.data, raw.shape, (4, 1), D.bfloat16, (1, 0), raw, versioned=True)
+    cap = dl.export(raw.ctypes.data, raw.shape, (4, 1), bfloat16, (1, 0), raw, versioned=True)
     v = nbx.from_dlpack(cap)
     assert v.dtype is nbx.bfloat16 and v.data_ptr() == raw.ctypes.data
     np.testing.assert_array_equal(v.numpy().view(np.uint16), raw)
@@ -203,7 +203,7 @@ def test_nbx_views(make, max_version):
 def test_byte_offset_is_honoured():
     raw = np.arange(10, dtype=np.int16)
     for versioned in (False, True):
-        cap = dl.export(raw.ctypes.data, (3,), (2,), D.int16, (1, 0), raw, versioned=versioned, byte_offset=6)
+        cap = dl.export(raw.ctypes.data, (3,), (2,), int16, (1, 0), raw, versioned=versioned, byte_offset=6)
         t = nbx.from_dlpack(cap)
         assert t.numpy().tolist() == [3, 5, 7] and t.data_ptr() == raw.ctypes.data + 6
 
@@ -211,7 +211,7 @@ def test_byte_offset_is_honoured():
 @cpu_only
 def test_null_strides_mean_row_major():
     raw = np.arange(6, dtype=np.int64)
-    t = nbx.from_dlpack(dl.export(raw.ctypes.data, (2, 3), None, D.int64, (1, 0), raw, versioned=False))
+    t = nbx.from_dlpack(dl.export(raw.ctypes.data, (2, 3), None, int64, (1, 0), raw, versioned=False))
     assert t.stride() == (3, 1) and t.numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
@@ -350,7 +350,7 @@ def test_consumer_error_keeps_its_exception():
 # ---------------------------------------------------------------------- errors
 def fake_cuda_capsule():
     raw = np.zeros(4, np.float32)
-    return dl.export(raw.ctypes.data, (4,), (1,), D.float32, (2, 0), raw, versioned=True)
+    return dl.export(raw.ctypes.data, (4,), (1,), float32, (2, 0), raw, versioned=True)
 
 
 @cpu_only
@@ -435,10 +435,10 @@ def test_export_errors(kw, err, match):
 
 # ---------------------------------------------------------------------- torch (optional), CPU
 @cpu_only
-@pytest.mark.parametrize("d", D.ALL, ids=str)
+@pytest.mark.parametrize("d", ALL, ids=str)
 def test_torch_cpu_round_trips(d):
     torch = pytest.importorskip("torch")
-    tt = torch.from_numpy(sample(D.float32 if d is D.bfloat16 else d)).to(getattr(torch, d.name))
+    tt = torch.from_numpy(sample(float32 if d is bfloat16 else d)).to(getattr(torch, d.name))
     t = nbx.from_dlpack(tt)
     assert t.dtype is d and t.data_ptr() == tt.data_ptr() and t.stride() == tuple(tt.stride())
     back = torch.from_dlpack(t)
@@ -493,7 +493,7 @@ def test_cuda_device_and_torch_round_trip():
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("d", D.ALL, ids=str)
+@pytest.mark.parametrize("d", ALL, ids=str)
 def test_cuda_every_dtype(d):
     torch = pytest.importorskip("torch")
     x = nbx.from_numpy(sample(d))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import INTS
 from nbx.testing import bits
 
 
@@ -68,7 +68,7 @@ DIV_CASES = [("floor_divide", {}), ("remainder", {}), ("div", {"rounding_mode": 
              ("div", {"rounding_mode": "floor"})]
 
 
-@pytest.mark.parametrize("d", D.INTS, ids=lambda d: d.name)
+@pytest.mark.parametrize("d", INTS, ids=lambda d: d.name)
 @pytest.mark.parametrize("op,kw", DIV_CASES, ids=["floor_divide", "remainder", "div-trunc", "div-floor"])
 def test_integer_division_by_zero(op, kw, d):
     fn = getattr(nbx, op)

@@ -7,13 +7,13 @@ import math
 import pytest
 
 from nbx.harness.gate.budgets import BudgetFileError, SCHEMA, load, round_up_tenth, save, update
-from nbx import dtype as D
+from nbx.dtype import float32
 from nbx.harness.gate import verdict as gate
 from nbx.harness import api
 from nbx.harness.targets.target import Target
 from nbx.harness.records.measurement import Measurement, Worst
 
-EXP_SUITES = api.suites_for(Target("exp", {}, D.float32))        # bank, sweep, and the structural
+EXP_SUITES = api.suites_for(Target("exp", {}, float32))        # bank, sweep, and the structural
 BUDGETS = {"schema": SCHEMA, "backend": "test",
            "budgets": {"exp|float32": {"max_ulp": 1.0}, "log|float32": {"max_ulp": 0.5}}}
 
@@ -85,7 +85,7 @@ def test_every_suite_of_a_target_needs_a_measurement():
     # a run restricted to some suites (`--suite bank`) is gated on those only
     assert decide([M(suite="bank")], suites=["bank"]) == []
     # binary ops have a pairs suite instead of sweep
-    t = Target("atan2", {}, D.float32)
+    t = Target("atan2", {}, float32)
     b = {"budgets": {"atan2|float32": {"max_ulp": 2.0}}}
     fails = decide([M("atan2", suite="bank")], b, ops=("atan2",), suites=None)
     missing = {tuple(f.key) for f in fails}
@@ -316,8 +316,8 @@ def test_a_misrounded_result_fails_where_the_op_declares_correct_rounding():
     fails, even at max ulp 0.5 within a budget of 1.0. silu says why it does not: its count is
     reported, and only its ulp budget gates."""
     from nbx.ops import OPS
-    assert D.float32 in OPS["exp"].verify.correctly_rounded
-    assert D.float32 not in OPS["silu"].verify.correctly_rounded and OPS["silu"].verify.not_cr
+    assert float32 in OPS["exp"].verify.correctly_rounded
+    assert float32 not in OPS["silu"].verify.correctly_rounded and OPS["silu"].verify.not_cr
     fails = decide([M(max_ulp=0.5, not_correctly_rounded=1)])
     assert "1 results not correctly rounded; the op declares float32 correctly rounded" in fails[0].reason
     assert decide([M(max_ulp=0.5, not_correctly_rounded=0)]) == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbx import dtype as D
+from nbx.dtype import bfloat16, bool_, float16, float32, int32
 from nbx.harness.suites import layout as L
 from nbx.harness.scoring.host import Accumulator
 from nbx.harness.targets.target import Target, measured
@@ -43,9 +43,9 @@ def target(op, dtype):
     return Target(op, measured(OPS[op], dtype)[0], dtype)
 
 
-@pytest.mark.parametrize("op,dtype,profile", [("exp", D.float32, "nightly"), ("add", D.int32, "nightly"),
-                                              ("where", D.float16, "nightly"), ("neg", D.bfloat16, "nightly"),
-                                              ("bitwise_and", D.bool_, "nightly"), ("mul", D.float32, "ci")])
+@pytest.mark.parametrize("op,dtype,profile", [("exp", float32, "nightly"), ("add", int32, "nightly"),
+                                              ("where", float16, "nightly"), ("neg", bfloat16, "nightly"),
+                                              ("bitwise_and", bool_, "nightly"), ("mul", float32, "ci")])
 def test_full_layout_set_takes_every_path(monkeypatch, op, dtype, profile):
     t = target(op, dtype)
     assert profile == "nightly" or dtype in L._full_set_dtypes(op)      # the ci's full set: the same layouts
@@ -69,6 +69,6 @@ def test_dropping_a_kernel_shape_is_noticed(monkeypatch):
     monkeypatch.setattr(L, "VIEW_ROWS", tuple(r for r in L.VIEW_ROWS if "NDIM 8, transposed" not in r[0]))
     real = L._layouts_views
     monkeypatch.setattr(L, "_layouts_views", lambda n, alias_at, dense_ok=True: real(n, None, dense_ok))
-    _, seen, width = record(monkeypatch, target("exp", D.float32), "nightly")
+    _, seen, width = record(monkeypatch, target("exp", float32), "nightly")
     missing = L.required_paths(width) - seen
     assert missing == {"NDIM 8 transposed", "out= aliasing"}, missing

@@ -10,18 +10,18 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import bfloat16, bool_, float16, float32, float64, int16, int32, int64, int8, uint8
 from nbx.testing import assert_bits_equal, randoms
 
 # a representative subset: unary S and F rules, binary P rule with and without faults, a B rule
 SUBJECTS = {
-    "neg": (1, [D.float32, D.float16, D.bfloat16, D.int8, D.int64]),
-    "exp": (1, [D.float32, D.bfloat16, D.float16, D.float64, D.int32]),
-    "add": (2, [D.float32, D.int64, D.uint8, D.bfloat16, D.bool_]),
-    "mul": (2, [D.float16, D.int16, D.float64, D.int32]),
-    "floor_divide": (2, [D.int8, D.int32, D.int64, D.uint8]),
-    "maximum": (2, [D.float32, D.bfloat16, D.int32, D.float64]),
-    "lt": (2, [D.float32, D.int64, D.float16, D.uint8]),
+    "neg": (1, [float32, float16, bfloat16, int8, int64]),
+    "exp": (1, [float32, bfloat16, float16, float64, int32]),
+    "add": (2, [float32, int64, uint8, bfloat16, bool_]),
+    "mul": (2, [float16, int16, float64, int32]),
+    "floor_divide": (2, [int8, int32, int64, uint8]),
+    "maximum": (2, [float32, bfloat16, int32, float64]),
+    "lt": (2, [float32, int64, float16, uint8]),
 }
 KINDS = ("contiguous", "expand", "step", "permute", "offset", "narrow")
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
@@ -96,8 +96,8 @@ def test_views_and_broadcasts_match_contiguous(op, data):
 
 
 # ---------------------------------------------------------------------- out= aliasing an input
-ALIAS = [("add", D.float32), ("mul", D.int32), ("floor_divide", D.int64), ("maximum", D.bfloat16),
-         ("neg", D.float16), ("exp", D.float64), ("sub", D.int8)]
+ALIAS = [("add", float32), ("mul", int32), ("floor_divide", int64), ("maximum", bfloat16),
+         ("neg", float16), ("exp", float64), ("sub", int8)]
 
 
 @pytest.mark.parametrize("op,d", ALIAS, ids=[f"{o}-{d.name}" for o, d in ALIAS])
@@ -152,10 +152,10 @@ def test_non_dense_input_gives_c_order():
 
 
 # ---------------------------------------------------------------------- scalars and 0-dim operands
-SCALARS = {D.float32: [2.5, -0.0, float("inf"), float("nan"), 3], D.float16: [0.5, -2], D.bfloat16: [-1.5, 8],
-           D.int32: [7, -3, True], D.int64: [2**40, -1], D.uint8: [3, 200], D.bool_: [True, False]}
+SCALARS = {float32: [2.5, -0.0, float("inf"), float("nan"), 3], float16: [0.5, -2], bfloat16: [-1.5, 8],
+           int32: [7, -3, True], int64: [2**40, -1], uint8: [3, 200], bool_: [True, False]}
 SC = [(op, d, s) for op in ("add", "mul", "maximum", "lt", "sub") for d, ss in SCALARS.items() for s in ss
-      if not (op == "sub" and d is D.bool_)]
+      if not (op == "sub" and d is bool_)]
 
 
 @pytest.mark.parametrize("op,d,s", SC, ids=[f"{o}-{d.name}-{s!r}" for o, d, s in SC])

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import ALL, DEFAULT_FLOAT, DType, NUMERIC, bfloat16, float32, float64, from_numpy_dtype, int16, int32, int64, int8, uint8
 from nbx.ops.registry import OPS
 from nbx.testing import assert_bits_equal, bits, randoms, specials
 
@@ -161,7 +161,7 @@ BUDGETS = json.loads((Path(__file__).resolve().parent.parent / "reports" / "budg
 SLACK = 2.0 ** -20          # the float64 reference's own error, in ulps of a 16- or 32-bit result
 
 
-def budget_ulp(name: str, d: D.DType) -> float:
+def budget_ulp(name: str, d: DType) -> float:
     """max_ulp of `name|dtype` (the dtype of the operands, as budgets are keyed)."""
     entry = BUDGETS.get(f"{name}|{d.name}")
     assert entry is not None and "max_ulp" in entry, \
@@ -195,7 +195,7 @@ CASES = [(name, d) for name, spec in OPS.items() if _testable(spec) for d in spe
 
 
 # ---------------------------------------------------------------------- machinery
-def wrap(v: int, d: D.DType):
+def wrap(v: int, d: DType):
     """A Python int reduced to dtype d as a store wraps it (two's complement); bool: v != 0."""
     if d.is_bool:
         return bool(v)
@@ -204,14 +204,14 @@ def wrap(v: int, d: D.DType):
     return v - m if d.kind == "i" and v >= m // 2 else v
 
 
-def int_reference(fn, arrays, out: D.DType) -> np.ndarray:
+def int_reference(fn, arrays, out: DType) -> np.ndarray:
     cols = [[int(v) for v in a.reshape(-1).tolist()] for a in arrays]
     res = [wrap(int(r), out) if not isinstance(r, (bool, np.bool_)) or not out.is_bool else bool(r)
            for r in (fn(*vals) for vals in zip(*cols))]
     return np.array(res, dtype=out.np).reshape(arrays[0].shape)
 
 
-def float_reference(fn, arrays, compute: D.DType, out: D.DType):
+def float_reference(fn, arrays, compute: DType, out: DType):
     """(value rounded like the op: to the compute dtype, then to the output dtype; float64 value)."""
     xs = [a.astype(compute.np) for a in arrays]
     with np.errstate(all="ignore"):
@@ -219,7 +219,7 @@ def float_reference(fn, arrays, compute: D.DType, out: D.DType):
     if out.is_bool:
         return r.astype(np.bool_), None
     r64 = r.astype(np.float64)
-    if compute is D.float32 and out is not D.float32:
+    if compute is float32 and out is not float32:
         with np.errstate(over="ignore"):
             stepped = r64.astype(np.float32).astype(np.float64)
     else:
@@ -227,7 +227,7 @@ def float_reference(fn, arrays, compute: D.DType, out: D.DType):
     return round_to(stepped, out), r64
 
 
-def compare_float(got: np.ndarray, want: np.ndarray, want64, out: D.DType, exact: bool, ctx: str, inputs,
+def compare_float(got: np.ndarray, want: np.ndarray, want64, out: DType, exact: bool, ctx: str, inputs,
                   zero_sign: bool = True, tol: float = 0.0, mp_fn: Callable | None = None):
     """tol: the budget in ulps against the exact value (not for `exact` ops); mp_fn: the exact
     function for float64 results (else want64, numpy's float64 value, is the truth)."""
@@ -251,7 +251,7 @@ def compare_float(got: np.ndarray, want: np.ndarray, want64, out: D.DType, exact
     assert not bad.any(), f"{ctx}: sign of zero differs at {where(bad)}"
     fin = ok & ~inf
     err = ulp_distance(got[fin], want64[fin], out)
-    if out is D.float64 and mp_fn is not None:
+    if out is float64 and mp_fn is not None:
         # mpmath where every input is finite and nonzero; at zeros and infinities (mpmath has no -0:
         # atan2(0, -0) = pi) numpy's value is the exact special value rounded
         with np.errstate(all="ignore"):
@@ -280,7 +280,7 @@ def check_op(name: str, arrays, params=None, *, ctx=""):
     ctx = ctx or f"{name}-{arrays[0].dtype}"
     compute = typing.compute[0]
     float_out = out.is_float and not ref.exact
-    tol = budget_ulp(name, D.from_numpy_dtype(arrays[0].dtype)) if float_out else 0.0
+    tol = budget_ulp(name, from_numpy_dtype(arrays[0].dtype)) if float_out else 0.0
     if compute.is_float:
         want, want64 = float_reference(ref.flt, arrays, compute, out)
         if out.is_bool:
@@ -290,8 +290,8 @@ def check_op(name: str, arrays, params=None, *, ctx=""):
             inputs = [a.astype(compute.np) for a in arrays]
             compare_float(got, want, want64, out, ref.exact, ctx, inputs, ref.zero_sign, tol, MP64.get(name))
     elif out.is_float:                    # float math of integer or bool inputs
-        want, want64 = float_reference(ref.flt, arrays, D.DEFAULT_FLOAT, out)
-        inputs = [a.astype(D.DEFAULT_FLOAT.np) for a in arrays]
+        want, want64 = float_reference(ref.flt, arrays, DEFAULT_FLOAT, out)
+        inputs = [a.astype(DEFAULT_FLOAT.np) for a in arrays]
         compare_float(got, want, want64, out, ref.exact, ctx, inputs, ref.zero_sign, tol, MP64.get(name))
     else:
         assert ref.int is not None, f"{ctx}: no integer reference"
@@ -302,12 +302,12 @@ def check_op(name: str, arrays, params=None, *, ctx=""):
     return got_t
 
 
-def unary_inputs(d: D.DType) -> list[np.ndarray]:
+def unary_inputs(d: DType) -> list[np.ndarray]:
     rng = np.random.default_rng(1234)
     return [np.concatenate([specials(d), randoms(d, (200,), rng)])]
 
 
-def binary_inputs(d: D.DType, no_zero_divisor: bool) -> list[np.ndarray]:
+def binary_inputs(d: DType, no_zero_divisor: bool) -> list[np.ndarray]:
     s = specials(d)
     a, b = np.meshgrid(s, s, indexing="ij")
     a, b = a.reshape(-1), b.reshape(-1)
@@ -359,19 +359,19 @@ def test_ops_without_a_value_test_are_listed():
 
 
 @pytest.mark.parametrize("name,params,dts", [
-    ("div", {"rounding_mode": "trunc"}, D.NUMERIC), ("div", {"rounding_mode": "floor"}, D.NUMERIC)],
+    ("div", {"rounding_mode": "trunc"}, NUMERIC), ("div", {"rounding_mode": "floor"}, NUMERIC)],
     ids=["div-trunc", "div-floor"])
 def test_div_rounding_modes_every_dtype(name, params, dts):
     mode = params["rounding_mode"]
     for d in dts:
         arrays = binary_inputs(d, True)
         if d.is_float:
-            xs = [a.astype(D.float32.np if d.itemsize == 2 else d.np) for a in arrays]
+            xs = [a.astype(float32.np if d.itemsize == 2 else d.np) for a in arrays]
             with np.errstate(all="ignore"):
                 want = _trunc_divide(*xs) if mode == "trunc" else np.floor_divide(xs[0], xs[1])
             got = nbx.div(*[nbx.from_numpy(a) for a in arrays], rounding_mode=mode).numpy()
             with np.errstate(over="ignore"):
-                w = want.astype(d.np) if d is not D.bfloat16 else round_to(want.astype(np.float64), d)
+                w = want.astype(d.np) if d is not bfloat16 else round_to(want.astype(np.float64), d)
             nan = np.isnan(w.astype(np.float64))
             assert np.array_equal(np.isnan(got.astype(np.float64)), nan), d
             assert np.array_equal(bits(got)[~nan], bits(w)[~nan]), f"div {mode} {d.name}"
@@ -383,7 +383,7 @@ def test_div_rounding_modes_every_dtype(name, params, dts):
 
 
 # ---------------------------------------------------------------------- casts: every (src, dst)
-def _int_to_float(v: int, d: D.DType) -> float:
+def _int_to_float(v: int, d: DType) -> float:
     """A Python int correctly rounded (nearest even) to the precision of float dtype d."""
     p = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[d.name]
     m, n = abs(v), abs(v).bit_length()
@@ -397,7 +397,7 @@ def _int_to_float(v: int, d: D.DType) -> float:
     return math.copysign(float(q << shift), v)
 
 
-def cast_reference(x: np.ndarray, src: D.DType, dst: D.DType) -> np.ndarray:
+def cast_reference(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
     if dst.is_bool:
         return x.astype(np.float64) != 0 if src.is_float else x.astype(np.int64) != 0
     if src.is_float:
@@ -415,7 +415,7 @@ def cast_reference(x: np.ndarray, src: D.DType, dst: D.DType) -> np.ndarray:
     return np.array([wrap(v, dst) for v in ints], dtype=dst.np)
 
 
-CAST_PAIRS = [(s, t) for s in D.ALL for t in D.ALL]
+CAST_PAIRS = [(s, t) for s in ALL for t in ALL]
 
 
 @pytest.mark.parametrize("src,dst", CAST_PAIRS, ids=[f"to-{s.name}-{t.name}" for s, t in CAST_PAIRS])
@@ -492,15 +492,15 @@ def test_maximum_minimum_nan_and_signed_zero(op):
         assert np.signbit(zeros).tolist() == [True, True, True, False]
     # against a scalar and with integers
     assert fn(f([-0.0]), 0.0).numpy().tolist() == [0.0]
-    ints = nbx.from_numpy(np.array([D.int64.min, 5, D.int64.max], np.int64))
-    want = [D.int64.min, 0, 0] if op == "minimum" else [0, 5, D.int64.max]
+    ints = nbx.from_numpy(np.array([int64.min, 5, int64.max], np.int64))
+    want = [int64.min, 0, 0] if op == "minimum" else [0, 5, int64.max]
     assert fn(ints, 0).numpy().tolist() == want
 
 
-INT_DIV_DTYPES = [D.uint8, D.int8, D.int16, D.int32, D.int64]
+INT_DIV_DTYPES = [uint8, int8, int16, int32, int64]
 
 
-def _int_operands(d: D.DType):
+def _int_operands(d: DType):
     lo, hi = d.min, d.max
     vals = [v for v in {lo, lo + 1, lo + 2, hi, hi - 1, hi - 2, 0, 1, -1, 2, -2, 3, -3, 7, -7,
                         2**53 + 1, 2**53 + 3, -(2**53) - 5, 2**62 + 1, -(2**62) - 7, 10**18 + 7}
@@ -532,7 +532,7 @@ def test_integer_division_exact_at_extremes(d, case):
                           f"got {g[bad][:4].tolist()} want {want[bad][:4].tolist()}"
 
 
-@pytest.mark.parametrize("d", [D.int8, D.int16, D.int32, D.int64], ids=lambda d: d.name)
+@pytest.mark.parametrize("d", [int8, int16, int32, int64], ids=lambda d: d.name)
 def test_int_min_wraps(d):
     m = nbx.from_numpy(np.array([d.min, d.min], d.np))
     assert nbx.floor_divide(m, -1).numpy().tolist() == [d.min] * 2
@@ -558,7 +558,7 @@ def test_int64_beyond_2_53_exact():
 def test_alpha(op):
     sign = {"add": 1, "sub": -1, "rsub": -1}[op]
     fn = getattr(nbx, op)
-    for d, alpha in [(D.int32, 3), (D.int64, -(2**40)), (D.int8, 2), (D.uint8, 5)]:
+    for d, alpha in [(int32, 3), (int64, -(2**40)), (int8, 2), (uint8, 5)]:
         a = np.array([1, 2, 3, d.max, 0], d.np)
         b = np.array([7, -1 if d.kind == "i" else 1, 100, 1, d.min], d.np)
         got = fn(nbx.from_numpy(a), nbx.from_numpy(b), alpha=alpha).numpy()
@@ -624,7 +624,7 @@ def test_comparisons_tensor_tensor_and_scalar(op):
     assert getattr(nbx.from_numpy(a), pyop)(big).numpy().tolist() == fn(nbx.from_numpy(a), big).numpy().tolist()
 
 
-@pytest.mark.parametrize("d", D.ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("d", ALL, ids=lambda d: d.name)
 def test_isfinite_isinf_isnan(d):
     x = specials(d)
     t = nbx.from_numpy(x)

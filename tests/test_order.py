@@ -11,7 +11,6 @@ import triton
 import triton.language as tl
 
 import nbx
-from nbx import dtype as D
 from nbx.harness.gate.budgets import ORDER_REASON_ULP, ROOT, key, load, path_for, unexplained, update
 from nbx.harness.gate import verdict as gate
 from nbx.harness.run import runner

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import ALL, DTYPES, DType, bfloat16, bool_, float16, float32, float64, int16, int32, int64, int8, uint8
 from nbx.promotion import PROMOTE
 
-B, U8, I8, I16, I32, I64 = D.bool_, D.uint8, D.int8, D.int16, D.int32, D.int64
-F16, BF16, F32, F64 = D.float16, D.bfloat16, D.float32, D.float64
+B, U8, I8, I16, I32, I64 = bool_, uint8, int8, int16, int32, int64
+F16, BF16, F32, F64 = float16, bfloat16, float32, float64
 
 
 def t(d):
@@ -103,7 +103,7 @@ def test_at_least_40_cases():
     assert len(CASES) >= 40
 
 
-def _torch_promote(a: D.DType, b: D.DType) -> D.DType:
+def _torch_promote(a: DType, b: DType) -> DType:
     """PyTorch's promoteTypes restated from its rules, independently of nbx's table."""
     if a is b:
         return a
@@ -124,13 +124,13 @@ def _torch_promote(a: D.DType, b: D.DType) -> D.DType:
     return a if a.itemsize > b.itemsize else b
 
 
-PAIRS = list(itertools.product(D.ALL, D.ALL))
+PAIRS = list(itertools.product(ALL, ALL))
 
 
 @pytest.mark.parametrize("a,b", PAIRS, ids=[f"{a.name}-{b.name}" for a, b in PAIRS])
 def test_dimensioned_pairs_follow_the_lattice(a, b):
     got = nbx.result_type(t(a), t(b))
-    assert got is D.DTYPES[PROMOTE[a.name, b.name]]
+    assert got is DTYPES[PROMOTE[a.name, b.name]]
     assert got is nbx.result_type(t(b), t(a))          # symmetric
     assert got is nbx.promote_types(a, b)
     assert got is _torch_promote(a, b)
@@ -140,7 +140,7 @@ def test_promote_table_is_complete_symmetric_and_idempotent():
     assert len(PROMOTE) == 100
     for a, b in PAIRS:
         assert PROMOTE[a.name, b.name] == PROMOTE[b.name, a.name]
-    for a in D.ALL:
+    for a in ALL:
         assert PROMOTE[a.name, a.name] == a.name
         assert PROMOTE["bool", a.name] == a.name
 

@@ -7,12 +7,14 @@ import math
 import os
 import random
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from nbx.harness.records.measurement import SCHEMA_VERSION, Measurement, Worst
-from nbx.harness.report import (Report, atomic_write_text, diff_reports, format_diff,
+from nbx.harness.report import (Previous, Report, atomic_write_text, diff_reports, format_diff,
                                 load_report, merge_reports, render_html, render_junit,
                                 render_markdown, write_report)
 
@@ -289,7 +291,7 @@ def test_diff_across_backends_nan_and_errors():
     new.backend = {**BACKEND, "id": "cuda-sm90-triton3.6.0"}
     d = diff_reports(old, new)
     assert not d.same_backend
-    assert {c.field for c in d.regressions} == {"max_ulp", "error"}
+    assert {c.field for c in d.regressions} == {"error"}           # raised: no figure to compare
     # Case counts differ, so the fraction is compared: 10% -> 5% is an improvement.
     assert [c.field for c in d.improvements] == ["frac_not_correctly_rounded"]
     text = format_diff(d)
@@ -297,3 +299,52 @@ def test_diff_across_backends_nan_and_errors():
     assert d.incomparable == ["backends differ (interpreter-numpy2.4.6 vs cuda-sm90-triton3.6.0): "
                               "other code and libm"]
     assert "boom" in text
+
+
+def test_diff_of_measurements_without_figures(tmp_path):
+    """A measurement that raised or counted zero cases has no figures: gaining them is newly
+    measured, never a regression of the figures it lacked; losing them is one regression, never an
+    improvement of figures that read 0. Both reports written by write_report and read back."""
+    sweep = dict(cases=8192, max_ulp=1.75, mean_ulp=0.3, not_correctly_rounded=389, special_mismatches=1)
+    old = report([meas("exp", cases=0),                                   # zero cases, then figures
+                  meas("log", cases=0, error="TimeoutError: job over 600 s"),   # raised, then figures
+                  meas("sin", **sweep), meas("cos", **sweep),            # figures, then zero / raised
+                  meas("tan", cases=0), meas("erf", cases=0, error="boom"),    # none, none
+                  meas("atan", cases=0)],                                 # none, then raised
+                 run_id="old", created="2026-12-01T03:00:00Z")
+    new = report([meas("exp", **sweep), meas("log", **sweep),
+                  meas("sin", cases=0), meas("cos", cases=0, error="RuntimeError: lost the worker"),
+                  meas("tan", cases=0), meas("erf", cases=0, error="boom again"),
+                  meas("atan", cases=0, error="boom"),
+                  meas("tanh", **sweep)],                                 # absent before
+                 run_id="new", created="2026-12-02T03:00:00Z")
+    write_report(old, tmp_path / "old")
+    write_report(new, tmp_path / "new")
+    old, new = load_report(tmp_path / "old"), load_report(tmp_path / "new")
+    d = diff_reports(old, new)
+    assert [(c.key[0], c.describe()) for c in d.measured] == [
+        ("exp", ("cases", "0", "8,192")), ("log", ("error", "TimeoutError: job over 600 s", "-"))]
+    assert [(c.key[0], c.describe()) for c in d.regressions] == [
+        ("atan", ("error", "-", "boom")),
+        ("cos", ("error", "-", "RuntimeError: lost the worker")), ("sin", ("cases", "8,192", "0"))]
+    assert d.improvements == []
+    assert d.added == [("tanh", "float32", "sweep")] and d.removed == []
+    text = format_diff(d)
+    assert "3 regressions, 0 improvements, 2 newly measured, 1 added, 0 removed" in text
+    assert re.search(r"Newly measured \(zero cases or raised before\) \(2\):\n.*\n.*\n\s+exp\s+float32\s+sweep"
+                     r"\s+cases\s+0\s+8,192", text)
+    # the summary counts them apart, and lists them among all changes
+    md = render_markdown(new, previous=Previous(tmp_path, old, tmp_path / "old"))
+    assert "**3 regressions**, 0 improvements, 2 newly measured, 1 added, 0 removed" in md
+    assert "| exp | float32 | sweep | cases | 0 | 8,192 |" in md.split("Newly measured")[-1]
+    # nbx report diff: exit 1 on the three regressions only; without them, 0
+    p = subprocess.run([sys.executable, "-m", "nbx", "report", "diff", str(tmp_path / "old"), str(tmp_path / "new")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "2 newly measured" in p.stdout, p.stdout + p.stderr
+    fixed = report([m for m in new.measurements if m.op in ("exp", "log", "tan", "tanh")], run_id="fixed",
+                   created="2026-12-03T03:00:00Z")
+    write_report(fixed, tmp_path / "fixed")
+    p = subprocess.run([sys.executable, "-m", "nbx", "report", "diff", str(tmp_path / "old"), str(tmp_path / "fixed")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "0 regressions, 0 improvements, 2 newly measured, 1 added, 4 removed" in p.stdout, \
+        p.stdout + p.stderr

@@ -1,7 +1,7 @@
 """The runner's job list and case batches: deterministic, complete under sharding, profiles sized."""
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import bfloat16, float32
 from nbx.harness.inputs import cases
 from nbx.harness.run import runner
 from nbx.harness.suites import values
@@ -34,7 +34,7 @@ def test_shards_share_the_costly_jobs():
 
 
 def test_batches_are_deterministic_from_the_seed():
-    t = Target("add", {}, D.float32)
+    t = Target("add", {}, float32)
     a = [x.copy() for x in next(values.batches(t, "pairs", "ci", 7))]
     b = next(values.batches(t, "pairs", "ci", 7))
     c = next(values.batches(t, "pairs", "ci", 8))
@@ -43,7 +43,7 @@ def test_batches_are_deterministic_from_the_seed():
 
 
 def test_exhaustive_profile_walks_every_float32_pattern_in_chunks():
-    t = Target("exp", {}, D.float32)
+    t = Target("exp", {}, float32)
     gen = values.batches(t, "sweep", "exhaustive", 0)
     first = next(gen)[0]
     assert first.dtype == np.float32 and first.view(np.uint32)[0] == 0
@@ -56,6 +56,6 @@ def test_exhaustive_profile_walks_every_float32_pattern_in_chunks():
 
 
 def test_exhaustive16_is_every_16_bit_pattern():
-    t = Target("exp", {}, D.bfloat16)
+    t = Target("exp", {}, bfloat16)
     got = np.concatenate([b[0] for b in values.batches(t, "exhaustive16", "ci", 0)])
     assert np.array_equal(np.sort(got.view(np.uint16)), np.arange(1 << 16, dtype=np.uint16))

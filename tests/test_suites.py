@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import bfloat16, bool_, float16, float32, float64, int16, int32, int64, int8, uint8
 from nbx.harness.gate import verdict as gate
 from nbx.harness import api
 from nbx.harness.run import runner
@@ -40,23 +40,23 @@ def gate_reasons(ms, op, dtype, suite):
 
 # ---------------------------------------------------------------------- which suites apply
 def test_structural_suites_mapping():
-    assert structural.structural_suites(Target("exp", {}, D.float32)) == ["layout"]
-    assert structural.structural_suites(Target("gelu", {"approximate": "tanh"}, D.float32)) == []
-    assert structural.structural_suites(Target("to", {"dtype": "bool"}, D.int8)) == ["layout"]
-    assert structural.structural_suites(Target("to", {"dtype": "int8"}, D.int8)) == []
-    assert structural.structural_suites(Target("floor_divide", {}, D.int64)) == ["layout", "intdiv"]
-    assert structural.structural_suites(Target("div", {"rounding_mode": "trunc"}, D.uint8)) == ["intdiv"]
-    assert structural.structural_suites(Target("div", {}, D.int32)) == ["layout"]
-    assert structural.structural_suites(Target("remainder", {}, D.float64)) == ["layout", "intdiv"]
-    assert structural.structural_suites(Target("fmod", {}, D.float32)) == ["layout"]
-    assert "intdiv" in api.suites_for(Target("fmod", {}, D.int16))
+    assert structural.structural_suites(Target("exp", {}, float32)) == ["layout"]
+    assert structural.structural_suites(Target("gelu", {"approximate": "tanh"}, float32)) == []
+    assert structural.structural_suites(Target("to", {"dtype": "bool"}, int8)) == ["layout"]
+    assert structural.structural_suites(Target("to", {"dtype": "int8"}, int8)) == []
+    assert structural.structural_suites(Target("floor_divide", {}, int64)) == ["layout", "intdiv"]
+    assert structural.structural_suites(Target("div", {"rounding_mode": "trunc"}, uint8)) == ["intdiv"]
+    assert structural.structural_suites(Target("div", {}, int32)) == ["layout"]
+    assert structural.structural_suites(Target("remainder", {}, float64)) == ["layout", "intdiv"]
+    assert structural.structural_suites(Target("fmod", {}, float32)) == ["layout"]
+    assert "intdiv" in api.suites_for(Target("fmod", {}, int16))
 
 
 # ---------------------------------------------------------------------- correct ops: zero wrong
-@pytest.mark.parametrize("op,dtype,profile", [("add", D.float32, "ci"), ("where", D.float32, "ci"),
-                                              ("exp", D.bfloat16, "nightly"), ("bitwise_and", D.bool_, "ci"),
-                                              ("glu", D.float32, "ci"), ("lt", D.int64, "nightly"),
-                                              ("mul", D.float16, "ci")])
+@pytest.mark.parametrize("op,dtype,profile", [("add", float32, "ci"), ("where", float32, "ci"),
+                                              ("exp", bfloat16, "nightly"), ("bitwise_and", bool_, "ci"),
+                                              ("glu", float32, "ci"), ("lt", int64, "nightly"),
+                                              ("mul", float16, "ci")])
 def test_layout_suite_zero_wrong(op, dtype, profile):
     t = Target(op, {}, dtype)
     acc = Accumulator(t, "layout", "test")
@@ -67,10 +67,10 @@ def test_layout_suite_zero_wrong(op, dtype, profile):
     assert acc.layouts >= (12 if full else 2) and acc.cases > 0
 
 
-@pytest.mark.parametrize("op,params,dtype", [("floor_divide", {}, D.int64), ("remainder", {}, D.int8),
-                                             ("div", {"rounding_mode": "trunc"}, D.int32),
-                                             ("fmod", {}, D.uint8), ("floor_divide", {}, D.float32),
-                                             ("remainder", {}, D.float64)])
+@pytest.mark.parametrize("op,params,dtype", [("floor_divide", {}, int64), ("remainder", {}, int8),
+                                             ("div", {"rounding_mode": "trunc"}, int32),
+                                             ("fmod", {}, uint8), ("floor_divide", {}, float32),
+                                             ("remainder", {}, float64)])
 def test_intdiv_suite_zero_wrong(op, params, dtype):
     ms = measure(op, dtype, "intdiv", params)
     assert not ms.error, ms.error
@@ -101,7 +101,7 @@ def views(draw, shape):
 def test_layout_group_on_hypothesis_shapes(data, shapes):
     """A layout group on hypothesis's shapes and views: zero mismatches, and the built views hold
     exactly the values they were built from."""
-    t = Target("mul", {}, D.float32)
+    t = Target("mul", {}, float32)
     rng = np.random.default_rng(0)
     acc = Accumulator(t, "layout", "test")
     run = L.LayoutRun(t, acc, rng, 2, False)
@@ -146,11 +146,11 @@ def test_launcher_ignoring_an_operand_stride_fails_the_gate(monkeypatch):
         return real_plan(out, inputs, op=op)
 
     monkeypatch.setattr(iterate, "plan", broken_plan)
-    ms = measure("add", D.float32, "layout")
+    ms = measure("add", float32, "layout")
     assert not ms.error, ms.error
     assert ms.wrong > 0 and ms.layouts > 0
     assert any(w.note.startswith("layout") for w in ms.worst)
-    assert any("wrong results" in r for r in gate_reasons([ms], "add", D.float32, "layout"))
+    assert any("wrong results" in r for r in gate_reasons([ms], "add", float32, "layout"))
 
 
 @triton.jit
@@ -163,14 +163,14 @@ def test_floor_of_rounded_quotient_fails_the_gate(monkeypatch):
     orig = spec.body
     broken = dataclasses.replace(spec, body=lambda p, t: _naive_floor_divide if t.compute[0].is_float else orig(p, t))
     monkeypatch.setitem(nbx.OPS, "floor_divide", broken)
-    ms = measure("floor_divide", D.float32, "intdiv")
+    ms = measure("floor_divide", float32, "intdiv")
     assert not ms.error, ms.error
     assert ms.wrong > 0 and ms.not_correctly_rounded > 0
-    reasons = gate_reasons([ms], "floor_divide", D.float32, "intdiv")
+    reasons = gate_reasons([ms], "floor_divide", float32, "intdiv")
     assert any("wrong results" in r for r in reasons), reasons
     monkeypatch.undo()
     assert nbx.OPS["floor_divide"] is spec
-    assert measure("floor_divide", D.float32, "intdiv").wrong == 0
+    assert measure("floor_divide", float32, "intdiv").wrong == 0
 
 
 def test_a_raising_layout_case_is_counted_not_crashed(monkeypatch):
@@ -182,7 +182,7 @@ def test_a_raising_layout_case_is_counted_not_crashed(monkeypatch):
         return real(t, operands, out=out)
 
     monkeypatch.setattr(L, "call", flaky)
-    ms = measure("neg", D.float32, "layout")
+    ms = measure("neg", float32, "layout")
     assert not ms.error and ms.wrong > 0
     assert any("boom" in w.note for w in ms.worst)
 
@@ -190,7 +190,7 @@ def test_a_raising_layout_case_is_counted_not_crashed(monkeypatch):
 def test_integer_zero_division_that_does_not_raise_is_wrong(monkeypatch):
     spec = nbx.OPS["remainder"]
     monkeypatch.setitem(nbx.OPS, "remainder", dataclasses.replace(spec, fault=None))
-    ms = measure("remainder", D.int32, "intdiv")
+    ms = measure("remainder", int32, "intdiv")
     assert ms.wrong > 0
     assert any("ZeroDivisionError" in w.note for w in ms.worst)
 

@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import ALL
 from nbx.testing import assert_bits_equal, bits, specials
 
 
@@ -149,7 +149,7 @@ def test_metadata():
     assert e.numel() == 0 and e.numpy().shape == (0, 3)
 
 
-@pytest.mark.parametrize("d", D.ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("d", ALL, ids=lambda d: d.name)
 def test_numpy_round_trip_every_dtype(d):
     a = specials(d)
     if a.size > 1:
@@ -183,7 +183,7 @@ def test_from_numpy_copies_and_rejects():
         nbx.from_numpy([1, 2])
 
 
-@pytest.mark.parametrize("d", D.ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("d", ALL, ids=lambda d: d.name)
 def test_factories(d):
     e = nbx.empty(2, 3, dtype=d)
     assert e.shape == (2, 3) and e.dtype is d and e.stride() == (3, 1)

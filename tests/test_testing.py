@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import ALL
 from nbx.testing import (assert_bits_equal, assert_correctly_rounded, assert_ulp_close, bits, randoms,
                          specials, strategies as nst)
 
@@ -120,7 +120,7 @@ def test_correctly_rounded_against_an_mpmath_reference():
 
 
 # ---------------------------------------------------------------------- bits and values
-@pytest.mark.parametrize("d", D.ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("d", ALL, ids=lambda d: d.name)
 def test_specials_and_randoms_are_of_the_dtype(d):
     sp = specials(d)
     assert sp.dtype == d.np and sp.size >= 2

@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from .. import dtype as D
+from ..dtype import DTYPES, DType
 
 # The newest DLPack nbx writes and reads: any 1.x reads the same (minor versions only add enum
 # values and flags).
@@ -70,10 +70,10 @@ _CODES: dict[str, tuple[int, int]] = {
     "int32": (kDLInt, 32), "int64": (kDLInt, 64), "float16": (kDLFloat, 16),
     "bfloat16": (kDLBfloat, 16), "float32": (kDLFloat, 32), "float64": (kDLFloat, 64),
 }
-_BY_CODE = {v: D.DTYPES[k] for k, v in _CODES.items()}
+_BY_CODE = {v: DTYPES[k] for k, v in _CODES.items()}
 
 
-def dl_dtype(dt: D.DType) -> tuple[int, int, int]:
+def dl_dtype(dt: DType) -> tuple[int, int, int]:
     """(code, bits, lanes) of an nbx dtype."""
     code, bits = _CODES[dt.name]
     return code, bits, 1
@@ -225,14 +225,14 @@ def live_exports() -> int:
     return len(_EXPORTS)
 
 
-def export(data: int, shape, strides, dt: D.DType | tuple[int, int, int], device: tuple[int, int],
+def export(data: int, shape, strides, dt: DType | tuple[int, int, int], device: tuple[int, int],
            owner, *, versioned: bool, version: tuple[int, int] = VERSION, flags: int = 0,
            byte_offset: int = 0):
     """A new capsule describing memory at `data` (+ `byte_offset`) as `shape` x `strides` (in
     elements) of `dt` on `device`. `owner` is kept alive until the consumer calls the deleter (or the
     capsule dies unconsumed). `dt` may be a raw (code, bits, lanes) triple (tests use it to build
     capsules nbx refuses)."""
-    code, bits, lanes = dl_dtype(dt) if isinstance(dt, D.DType) else dt
+    code, bits, lanes = dl_dtype(dt) if isinstance(dt, DType) else dt
     n = len(shape)
     shape_arr = (ctypes.c_int64 * max(n, 1))(*shape)
     strides_arr = (ctypes.c_int64 * max(n, 1))(*strides) if strides is not None else None
@@ -282,7 +282,7 @@ class Imported:
     data: int                      # address of element 0: DLTensor.data + byte_offset
     shape: tuple[int, ...]
     strides: tuple[int, ...]       # in elements, >= 0
-    dtype: D.DType
+    dtype: DType
     device: tuple[int, int]
     flags: int
     version: tuple[int, int] | None     # None: a legacy capsule
@@ -368,7 +368,7 @@ def consume(capsule, device_ok: Callable[[tuple[int, int]], bool]) -> Imported:
     dt = _BY_CODE.get((code, bits))
     if dt is None:
         raise ConsumeError("dtype", f"its dtype ({describe_dtype(code, bits, lanes)}) is not one nbx "
-                                    f"supports; allowed: {', '.join(D.DTYPES)}")
+                                    f"supports; allowed: {', '.join(DTYPES)}")
     if ndim < 0:
         raise ConsumeError("capsule", f"its ndim is {ndim}")
     shape = tuple(int(t.shape[i]) for i in range(ndim))

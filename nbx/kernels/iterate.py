@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtype as D
+from ..dtype import DType
 # scalar_to_numpy is defined in promotion (a dtype fact) and stays importable from here: callers
 # name it as iterate.scalar_to_numpy.
 from ..promotion import scalar_to_numpy
@@ -42,7 +42,7 @@ def broadcast_shapes(shapes, *, op: str, names=None) -> tuple[int, ...]:
 _SCALAR_CACHE: "OrderedDict[tuple, Tensor]" = OrderedDict()
 
 
-def scalar_tensor(value, dt: D.DType, *, op: str, arg: str) -> Tensor:
+def scalar_tensor(value, dt: DType, *, op: str, arg: str) -> Tensor:
     """A 0-dim tensor holding `value` in `dt`, cached (scalars are read-only in kernels)."""
     npv = scalar_to_numpy(value, dt, op=op, arg=arg)
     key = (dt.name, np.asarray(npv, dtype=dt.np).tobytes())
@@ -78,7 +78,7 @@ def output_layout(shape, inputs) -> list[int]:
     return _dense_strides_in_order(shape, list(range(len(shape))))
 
 
-def make_output(shape, dt: D.DType, inputs) -> Tensor:
+def make_output(shape, dt: DType, inputs) -> Tensor:
     t = empty(shape, dtype=dt)
     strides = output_layout(shape, inputs)
     return t.as_strided(shape, strides, 0)

@@ -22,15 +22,13 @@ import math
 import triton
 import triton.language as tl
 
-from .. import dtype as D
+from ..dtype import ALL, NUMERIC, float64, int64
 from ..kernels import math as m
 from ..tensor import Tensor
 from .registry import Choices, OpSpec, Param, by_storage, op, run
 from .verify import (CR16, F32, CR_NARROW, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify,
                      in_operand_dtype, not_correctly_rounded)
 
-ALL = D.ALL
-NUMERIC = D.NUMERIC
 
 # ATen's constants (aten/src/ATen/native/Activation.cpp, torch/nn/functional.py).
 SELU_ALPHA = tl.constexpr(1.6732632423543772848170429916717)
@@ -315,7 +313,7 @@ def _identity(x):
 
 # ---------------------------------------------------------------- specs
 def _f64_params(*names):
-    return lambda params, t: [(params[n], D.float64) for n in names]
+    return lambda params, t: [(params[n], float64) for n in names]
 
 
 def activation(name, rule, dtypes, body, doc, **kw):
@@ -391,7 +389,7 @@ def _threshold_params(params, t):
             raise TypeError(f"nbx.threshold: argument '{n}' is required (a Python number)")
     thr, value = params["threshold"], params["value"]
     if t.common.is_float:
-        return [(thr, D.float64), (value, t.common)]
+        return [(thr, float64), (value, t.common)]
     # integers: x <= t  <=>  x <= floor(t), compared in int64 (exact for every integer dtype)
     if isinstance(thr, float) and math.isnan(thr):
         # ATen refuses a NaN threshold for integers (it does not convert); comparing would
@@ -399,15 +397,15 @@ def _threshold_params(params, t):
         raise ValueError(f"nbx.threshold: threshold=nan cannot be compared with {t.common.name} input; "
                          "allowed: a number that is not NaN (inf and -inf included)")
     if isinstance(thr, float) and math.isinf(thr):
-        floor = D.int64.max if thr > 0 else D.int64.min - 1
+        floor = int64.max if thr > 0 else int64.min - 1
     else:
         floor = math.floor(thr)
-    if floor < D.int64.min and t.common is D.int64:
+    if floor < int64.min and t.common is int64:
         # no int64 sits below every int64: x <= int64.min would still replace int64.min
         raise ValueError(f"nbx.threshold: threshold={thr!r} is below every int64 value; allowed for "
-                         f"int64 input: threshold >= {D.int64.min}")
-    thr_int = max(D.int64.min, min(D.int64.max, floor))
-    return [(thr_int, D.int64), (value, t.common)]
+                         f"int64 input: threshold >= {int64.min}")
+    thr_int = max(int64.min, min(int64.max, floor))
+    return [(thr_int, int64), (value, t.common)]
 
 
 activation("threshold", "S", NUMERIC, _threshold,

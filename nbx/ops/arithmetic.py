@@ -2,14 +2,12 @@
 import triton
 import triton.language as tl
 
-from .. import dtype as D
+from ..dtype import ALL, NUMERIC, int8
 from ..kernels import math as m
 from ..kernels.fast32.divide import FLOOR_QUOTIENT, TRUNC_QUOTIENT
 from .registry import Choices, Param, Select, binary, by_compute
 from .verify import CR16, F32, DIVISOR, BigCase, Variant, Verify, in_operand_dtype
 
-NUMERIC = D.NUMERIC
-ALL = D.ALL
 
 
 # ---------------------------------------------------------------- bodies
@@ -195,7 +193,7 @@ binary("add", "P", ALL, _with_alpha(_add, _add_alpha), "input + alpha * other.",
        params=_ALPHA, check=_check_add, kernel_params=_alpha_params,
        verify=Verify(variants=(in_operand_dtype(alpha=2),), correctly_rounded=CR16,
                      ci_rank8="binary with a scalar kernel parameter (alpha) and Python-scalar operands",
-                     big=BigCase(D.int8, lambda a, s: a + a.dtype.type(s), (3,))))
+                     big=BigCase(int8, lambda a, s: a + a.dtype.type(s), (3,))))
 binary("sub", "P", NUMERIC, _with_alpha(_sub, _sub_alpha), "input - alpha * other.",
        params=_ALPHA, check=_check_sub, kernel_params=_alpha_params,
        verify=Verify(variants=(in_operand_dtype(alpha=3),), correctly_rounded=CR16))

@@ -2,7 +2,7 @@
 import triton
 import triton.language as tl
 
-from .. import dtype as D
+from ..dtype import ALL, NUMERIC
 from ..kernels import math as m
 from ..promotion import is_scalar
 from ..tensor import Tensor
@@ -11,8 +11,6 @@ from .bitwise import plain_spec
 from .registry import binary, by_compute, by_storage, run
 from .verify import CR16, CR_NARROW, DIVISOR, EXPONENT, NEAR_MIDPOINT, SUBNORMAL_TIES, Verify, not_correctly_rounded
 
-ALL = D.ALL
-NUMERIC = D.NUMERIC
 
 
 # ---------------------------------------------------------------- fmod, fmax, fmin, atan2, hypot, copysign

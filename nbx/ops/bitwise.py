@@ -11,14 +11,12 @@ import dataclasses
 import triton
 import triton.language as tl
 
-from .. import dtype as D
+from ..dtype import INTEGRAL, INTS, bool_, int32
 from ..promotion import is_scalar
 from ..tensor import Tensor
 from .registry import OpSpec, RULES, Select, op, rule_promote, run
 from .verify import SHIFT, Verify
 
-INTEGRAL = D.INTEGRAL
-INTS = D.INTS
 
 
 def rule_integral(operands, params=None):
@@ -32,10 +30,10 @@ def check_integral(spec, operands):
             ok, got = x.dtype in spec.dtypes, x.dtype.name
         else:
             ok, got = (is_scalar(x) and not isinstance(x, float) and
-                       (not isinstance(x, bool) or D.bool_ in spec.dtypes)), type(x).__name__
+                       (not isinstance(x, bool) or bool_ in spec.dtypes)), type(x).__name__
         if not ok:
             raise TypeError(f"nbx.{spec.name}: argument '{name}' has dtype {got}; {spec.name} takes integer"
-                            f"{' or bool' if D.bool_ in spec.dtypes else ''} dtypes only "
+                            f"{' or bool' if bool_ in spec.dtypes else ''} dtypes only "
                             f"(allowed: {', '.join(spec.dtype_names)})")
 
 
@@ -107,7 +105,7 @@ def _right_shift(a, b, width):
 
 # ---------------------------------------------------------------- specs
 def _width(params, t):
-    return [(t.common.bits, D.int32)]
+    return [(t.common.bits, int32)]
 
 
 def bitwise(name, arity, dtypes, body, doc, **kw):

@@ -2,7 +2,7 @@
 import triton
 import triton.language as tl  # noqa: F401  (the interpreter needs tl visible in every jit module)
 
-from .. import dtype as D
+from ..dtype import ALL
 from .registry import op
 from .verify import F32, Verify
 
@@ -38,7 +38,7 @@ def _ge(a, b):
 
 
 def compare(name, body, doc, **kw):
-    return op(name, 2, "B", D.ALL, body, doc=doc, scalar_operands=(0, 1), **kw)
+    return op(name, 2, "B", ALL, body, doc=doc, scalar_operands=(0, 1), **kw)
 
 
 _TAIL = (" other, compared in the promoted dtype (an int64 tensor against an int scalar keeps every bit); "

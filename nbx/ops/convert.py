@@ -4,11 +4,10 @@ import math
 import triton
 import triton.language as tl
 
-from .. import dtype as D
+from ..dtype import ALL, DTYPES, as_dtype, bfloat16, float16, float32, int16, int32, uint8
 from .registry import Param, Select, Typing, compute_dtype, op
 from .verify import CR16, F32, BigCase, Variant, Verify, bits_of
 
-ALL = D.ALL
 PI = tl.constexpr(math.pi)
 
 
@@ -48,14 +47,14 @@ def _same_typing(operands, params):
 def _to_typing(operands, params):
     src = operands[0].dtype
     try:
-        dst = D.as_dtype(params["dtype"], op="nbx.to")
+        dst = as_dtype(params["dtype"], op="nbx.to")
     except (TypeError, ValueError):
         # numpy's own ValueError for objects it cannot read as a dtype (a Tensor) names neither
         # the op nor the argument
         v = params["dtype"]
         shown = repr(v) if v is None or isinstance(v, (str, int, float)) else f"<{type(v).__name__}>"
         raise TypeError(f"nbx.to: dtype={shown} is not a dtype nbx supports; allowed: "
-                        f"{', '.join(D.DTYPES)} (a name, an nbx dtype or a numpy dtype)") from None
+                        f"{', '.join(DTYPES)} (a name, an nbx dtype or a numpy dtype)") from None
     # float64 sources stay float64 so float64 -> bfloat16 rounds once (math.to_bfloat16)
     return Typing(src, dst, (compute_dtype(src),))
 
@@ -63,7 +62,7 @@ def _to_typing(operands, params):
 op("copy", 1, _same_typing, ALL, _identity,
    doc="A copy with the input's dtype (keeps a dense input's layout).",
    verify=Verify(ci_rank8="unary identity: the copy and contiguous() path",
-                 big=BigCase(D.uint8, lambda a: a.copy()), correctly_rounded=F32))
+                 big=BigCase(uint8, lambda a: a.copy()), correctly_rounded=F32))
 op("to", 1, _to_typing, ALL, _identity,
    params=(Param("dtype", None, kind="dtype"),),
    doc="Cast to `dtype`. Between floats: round to nearest even (float64 -> bfloat16 rounds once). "
@@ -97,17 +96,17 @@ op("angle", 1, "F", ALL, _angle,
 
 def _bf16_typing(operands, params):
     src = operands[0].dtype
-    if src is D.bfloat16:                      # a bfloat16 tensor: its own bits
-        return Typing(src, D.float16, (D.float32,))
-    return Typing(src, D.float16, (D.int32,))
+    if src is bfloat16:                      # a bfloat16 tensor: its own bits
+        return Typing(src, float16, (float32,))
+    return Typing(src, float16, (int32,))
 
 
 def _bf16_body(params, t):
-    return _identity if t.common is D.bfloat16 else _bf16_bits_to_f32
+    return _identity if t.common is bfloat16 else _bf16_bits_to_f32
 
 
-op("bf16_to_fp16", 1, _bf16_typing, (D.int16, D.bfloat16), Select(_bf16_body),
+op("bf16_to_fp16", 1, _bf16_typing, (int16, bfloat16), Select(_bf16_body),
    doc="Raw bfloat16 bit patterns held in an int16 tensor (or a bfloat16 tensor) to float16 "
        "through float32: round to nearest even, overflow to inf, subnormals kept. out= may be a "
        "float16 view of the input's own storage (the conversion reads each element before "
-       "writing it).", verify=Verify(roles={0: bits_of(D.bfloat16)}, correctly_rounded=F32))
+       "writing it).", verify=Verify(roles={0: bits_of(bfloat16)}, correctly_rounded=F32))

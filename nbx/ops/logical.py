@@ -2,7 +2,7 @@
 import triton
 import triton.language as tl  # noqa: F401  (the interpreter needs tl visible in every jit module)
 
-from .. import dtype as D
+from ..dtype import ALL
 from .registry import op
 from .verify import F32, Verify
 
@@ -28,7 +28,7 @@ def _logical_not(x):
 
 
 def logical(name, arity, body, doc, **kw):
-    return op(name, arity, "L", D.ALL, body, doc=doc,
+    return op(name, arity, "L", ALL, body, doc=doc,
               scalar_operands=(0, 1) if arity == 2 else (), **kw)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from .. import dtype as D
+from ..dtype import as_dtype
 from ..tensor import Tensor
 
 # (dunder stem, op): `a + b` runs ops.add(a, b); the reflected `2 + a` runs ops.add(2, a).
@@ -49,7 +49,7 @@ def install(ops: ModuleType) -> None:
         return ops.copy(self)
 
     def to(self, dtype) -> Tensor:
-        return ops.to(self, D.as_dtype(dtype, op="to"))
+        return ops.to(self, as_dtype(dtype, op="to"))
 
     def copy_(self, src) -> Tensor:
         """Interpreter protocol when src is our own host copy; otherwise an element-wise copy into self."""

@@ -11,16 +11,13 @@ import math
 import triton
 import triton.language as tl
 
-from .. import dtype as D
+from ..dtype import ALL, FLOATS, NUMERIC, bool_, float64, int32
 from ..kernels import math as m
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 from .registry import OpSpec, Param, Typing, compute_dtype, op, run
 from .verify import CR16, F32, CR_NARROW, MASK, NEAR_MIDPOINT, Order, Verify, in_operand_dtype, not_correctly_rounded
 
-ALL = D.ALL
-NUMERIC = D.NUMERIC
-FLOATS = D.FLOATS
 
 
 # ---------------------------------------------------------------- clamp
@@ -87,11 +84,11 @@ def _where(c, a, b):
 def _where_typing(operands, params):
     common = result_type(*operands[1:])
     cc = compute_dtype(common)
-    return Typing(common, common, (D.int32, cc, cc))
+    return Typing(common, common, (int32, cc, cc))
 
 
 def _check_condition(name, arg, t):
-    if t.dtype is not D.bool_:
+    if t.dtype is not bool_:
         raise TypeError(f"nbx.{name}: argument '{arg}' must be a bool tensor, got dtype {t.dtype.name} "
                         f"(compare first, e.g. ne(x, 0))")
 
@@ -113,7 +110,7 @@ def _masked_fill(x, mask, value):
 
 def _masked_fill_typing(operands, params):
     d = operands[0].dtype
-    return Typing(d, d, (compute_dtype(d), D.int32))
+    return Typing(d, d, (compute_dtype(d), int32))
 
 
 def _masked_fill_check(spec, operands, params, t):
@@ -229,7 +226,7 @@ def _value_param(spec):
     def params(p, t):
         v = p["value"]
         if t.common.is_float:
-            return [(v, D.float64)]
+            return [(v, float64)]
         if isinstance(v, float):
             raise TypeError(f"nbx.{spec}: value={v!r} is a float but the operands are {t.common.name}; for "
                             "integer inputs value must be an integer (ATen)")

@@ -3,14 +3,12 @@
 import triton
 import triton.language as tl
 
-from .. import dtype as D
+from ..dtype import ALL, NUMERIC, int8
 from ..kernels import math as m
 from ..kernels.fast32 import erf, log, rsqrt, trig
 from .registry import Select, op
 from .verify import CR16, F32, CR_NARROW, NEAR_MIDPOINT, BigCase, Verify, not_correctly_rounded
 
-NUMERIC = D.NUMERIC
-ALL = D.ALL
 
 
 @triton.jit
@@ -99,7 +97,7 @@ def misrounded_h200(n: int) -> Verify:
 
 
 unary("neg", "S", NUMERIC, _neg, "-x. neg(0.0) = -0.0; integers wrap at INT_MIN as ATen does.",
-      verify=Verify(big=BigCase(D.int8, lambda a: -a), correctly_rounded=CR16))
+      verify=Verify(big=BigCase(int8, lambda a: -a), correctly_rounded=CR16))
 unary("abs", "S", NUMERIC, _abs, "|x|. abs(-0.0) = +0.0; integers wrap at INT_MIN as ATen does.", verify=Verify(correctly_rounded=CR16))
 # float math (rule F): float16/bfloat16 are declared for all (rule F computes them in float64, rounded
 # once on the store: verify.CR_NARROW). misrounded_h200(n): n float32 results of all 2^32 inputs

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import dtype as D
+from ..dtype import ALL, DType, bfloat16, float16, float32, float64
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class Variant:
     params: dict
     dtypes: tuple | None = None
 
-    def applies(self, d: D.DType) -> bool:
+    def applies(self, d: DType) -> bool:
         return self.dtypes is None or d in self.dtypes
 
 
@@ -26,17 +26,17 @@ def in_operand_dtype(**params) -> Variant:
     """A variant whose values are numbers of the dtype under test (alpha, a fill value, a bound): a
     float value applies to float dtypes only; an int value also to bool and to every integer dtype
     whose range holds it (an op refuses a value its dtype cannot hold)."""
-    def fits(d: D.DType) -> bool:
+    def fits(d: DType) -> bool:
         return d.is_float or all(isinstance(v, int) and (d.is_bool or d.min <= v <= d.max)
                                  for v in params.values())
-    return Variant(params, tuple(d for d in D.ALL if fits(d)))
+    return Variant(params, tuple(d for d in ALL if fits(d)))
 
 
 @dataclass(frozen=True)
 class Role:
     """What an operand is, where it is not a value of the dtype under test."""
     kind: str
-    fmt: D.DType | None = None        # BITS: the format whose raw bits the operand holds
+    fmt: DType | None = None        # BITS: the format whose raw bits the operand holds
 
     def __post_init__(self):
         if self.kind not in ROLE_KINDS:
@@ -52,7 +52,7 @@ EXPONENT = Role("exponent")    # non-negative for integer dtypes: a negative int
 SHIFT = Role("shift")          # an integer shift count: in range and just outside it are both defined
 
 
-def bits_of(fmt: D.DType) -> Role:
+def bits_of(fmt: DType) -> Role:
     """An integer operand holding the raw bits of `fmt`: the oracle sees that format's value."""
     return Role("bits", fmt)
 
@@ -70,7 +70,7 @@ class BigCase:
     """More than 2^31 elements (64-bit offsets; GPU, not the ci profile): the op on `dtype` with
     `scalars` as its further operands, compared with `reference(array, *scalars)`, numpy's own
     arithmetic in that dtype."""
-    dtype: D.DType
+    dtype: DType
     reference: Callable
     scalars: tuple = ()
 
@@ -85,10 +85,10 @@ class Order:
     reported beside it. `why`: what the exact value would cost, or what the order keeps."""
     steps: str
     why: str
-    dtypes: tuple = (D.float64,)
+    dtypes: tuple = (float64,)
     budget: float = 0.0
 
-    def applies(self, d: D.DType) -> bool:
+    def applies(self, d: DType) -> bool:
         return d in self.dtypes
 
 
@@ -142,20 +142,20 @@ def check(spec: Any, oracle_arity: int) -> list[str]:
         out.append("exact float checks are for division ops (a divisor role)")
     if v.big is not None and v.big.dtype not in spec.dtypes:
         out.append(f"big case dtype {v.big.dtype.name} is not a dtype of the op")
-    if D.float32 in spec.dtypes and (D.float32 not in v.correctly_rounded) != bool(v.not_cr.strip()):
+    if float32 in spec.dtypes and (float32 not in v.correctly_rounded) != bool(v.not_cr.strip()):
         out.append("an op not declared correctly rounded on float32 says why (not_cr), and only it does")
     return out
 
 
 # Declared correctly rounded on float32 (the results of 16-bit operands rounded twice, or not
 # measured on every 16-bit input): the declaration of an op that makes no stronger one.
-F32 = (D.float32,)
+F32 = (float32,)
 # Declared correctly rounded on float16 and bfloat16 too: one IEEE operation (* / sqrt 1/x, x*x,
 # remainder's sum) of 16-bit operands computed in float32 and rounded again on the store (float32's
 # 24 bits are at least 2p + 2 of the narrow format, so the second rounding is innocuous), or an
 # exact result (selections, sign and rounding ops, fmod, frac). Every 16-bit input and operand pair
 # of each: 0 misrounded on the H200 (reports/h200/exhaustive-20261204.md, call G).
-CR16 = (D.float32, D.float16, D.bfloat16)
+CR16 = (float32, float16, bfloat16)
 # float16 and bfloat16 results rounded once from a float64 value (registry.float_math_dtype: rule F
 # computes them in float64; math.fma, math.pow and addcdiv return their float64 value rounded to
 # odd or to nearest for the store's one rounding; math.with_residual keeps the side of the ties
@@ -164,7 +164,7 @@ CR16 = (D.float32, D.float16, D.bfloat16)
 # being one, about 2^-40 k of random inputs. Every 16-bit input of each unary op: 0 misrounded
 # (`nbx run --suite exhaustive16 --dtype float16 --dtype bfloat16 --profile nightly`); the binary
 # ops' nightly pairs (2^16 a target): 0; every operand pair: the H200's `make gpu-exhaustive`.
-CR_NARROW = (D.float16, D.bfloat16)
+CR_NARROW = (float16, bfloat16)
 
 
 def not_correctly_rounded(why: str, correctly_rounded: tuple = (), **kw) -> Verify:

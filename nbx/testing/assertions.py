@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import as_dtype
 from nbx.harness.scoring import rule
 from nbx.tensor import Tensor, from_dlpack
 from nbx.testing.checks import SHOWN, check_op, check_reference
@@ -74,7 +74,7 @@ def assert_ulp_close(actual, desired, *, max_ulp: float, dtype=None) -> None:
     where = "assert_ulp_close"
     got = host(actual, "actual", where)
     want = host(desired, "desired", where)
-    d = D.as_dtype(dtype if dtype is not None else got.dtype, op=where, arg="dtype" if dtype is not None else "actual.dtype")
+    d = as_dtype(dtype if dtype is not None else got.dtype, op=where, arg="dtype" if dtype is not None else "actual.dtype")
     if not d.is_float:
         raise TypeError(f"{where}: dtype={d.name}; allowed float16, bfloat16, float32, float64 (integer and bool "
                         "results compare exactly: assert_bits_equal)")

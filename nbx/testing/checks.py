@@ -10,7 +10,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import DType, as_dtype
 from nbx.harness import api
 from nbx.harness.records.measurement import Measurement
 from nbx.harness.targets.target import Target
@@ -28,7 +28,7 @@ class Check(NamedTuple):
     message: str
 
 
-def show_bits(text: str, dtype: D.DType | None) -> str:
+def show_bits(text: str, dtype: DType | None) -> str:
     """`1.5 (0x3fc00000)`: a hex bit pattern with its value in `dtype`; the text as it is else."""
     try:
         b = int(text, 16)
@@ -85,8 +85,8 @@ def describe(m: Measurement, t: Target | None, max_ulp: float | None, who: str) 
     return "\n".join([head] + (["  worst inputs (nbx repro prints the expected value):"] + lines if lines else []))
 
 
-def _dtype(dtype, where: str) -> D.DType:
-    return D.as_dtype(dtype, op=where, arg="dtype")
+def _dtype(dtype, where: str) -> DType:
+    return as_dtype(dtype, op=where, arg="dtype")
 
 
 def _budget(max_ulp, where: str) -> float | None:
@@ -97,7 +97,7 @@ def _budget(max_ulp, where: str) -> float | None:
     return float(max_ulp)
 
 
-def _operands(inputs, d: D.DType, where: str) -> list[np.ndarray]:
+def _operands(inputs, d: DType, where: str) -> list[np.ndarray]:
     """inputs (one array, or a tuple or list of arrays, one per operand) as numpy arrays; Python
     values and lists become arrays of d."""
     if isinstance(inputs, (tuple, list)) and inputs and all(hasattr(x, "__len__") or hasattr(x, "__dlpack__")

@@ -21,7 +21,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from nbx import dtype as D
+from nbx.dtype import DType, FLOATS, INTS, as_dtype, bool_
 from nbx.tensor import Tensor, from_numpy
 from nbx.testing.values import specials
 
@@ -32,7 +32,7 @@ BroadcastableShapes = hnp.BroadcastableShapes
 # How a view lays out its elements: contiguous, broadcast (a stride 0), every other element
 # (strides of 2), permuted dims, one element in (unaligned), narrowed along the last dim.
 VIEW_KINDS = ("contiguous", "expand", "step", "permute", "offset", "narrow")
-KINDS = {"float": D.FLOATS, "int": D.INTS, "bool": (D.bool_,)}
+KINDS = {"float": FLOATS, "int": INTS, "bool": (bool_,)}
 
 
 class View(NamedTuple):
@@ -42,11 +42,11 @@ class View(NamedTuple):
     kind: str
 
 
-def _dtype(dtype, where: str) -> D.DType:
-    return D.as_dtype(dtype, op=f"strategies.{where}", arg="dtype")
+def _dtype(dtype, where: str) -> DType:
+    return as_dtype(dtype, op=f"strategies.{where}", arg="dtype")
 
 
-def dtypes(*, kinds=("float", "int", "bool")) -> st.SearchStrategy[D.DType]:
+def dtypes(*, kinds=("float", "int", "bool")) -> st.SearchStrategy[DType]:
     """nbx dtypes of the given kinds ("float", "int", "bool")."""
     bad = sorted(set(kinds) - set(KINDS))
     if bad or not kinds:
@@ -64,7 +64,7 @@ def bit_patterns(dtype) -> st.SearchStrategy[int]:
                      st.integers(0, (1 << width) - 1))
 
 
-def _from_bits(d: D.DType, b: int):
+def _from_bits(d: DType, b: int):
     return np.array([b], dtype=np.uint64).astype(d.uint_np).view(d.np)[0]
 
 
@@ -120,7 +120,7 @@ def tensors(dtype, shape, *, elements=None) -> st.SearchStrategy[Tensor]:
 
 
 @st.composite
-def _view(draw, d: D.DType, shape: tuple, kinds: tuple, elements) -> View:
+def _view(draw, d: DType, shape: tuple, kinds: tuple, elements) -> View:
     kind = draw(st.sampled_from(kinds))
     nd = len(shape)
     def base(s):

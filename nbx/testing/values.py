@@ -9,12 +9,12 @@ import math
 import ml_dtypes
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import as_dtype
 
 
 def specials(dtype) -> np.ndarray:
     """The special values of `dtype` (a DType, its name or a numpy dtype), as an array of it."""
-    d = D.as_dtype(dtype, op="specials")
+    d = as_dtype(dtype, op="specials")
     if d.is_bool:
         return np.array([False, True])
     if d.is_int:
@@ -38,7 +38,7 @@ def specials(dtype) -> np.ndarray:
 
 def integers(dtype, n: int, rng: np.random.Generator) -> np.ndarray:
     """n values of an integer or bool dtype, uniform over its whole range."""
-    d = D.as_dtype(dtype, op="integers")
+    d = as_dtype(dtype, op="integers")
     if d.is_bool:
         return rng.integers(0, 2, n).astype(np.bool_)
     if d.is_int:
@@ -49,7 +49,7 @@ def integers(dtype, n: int, rng: np.random.Generator) -> np.ndarray:
 def randoms(dtype, shape, rng: np.random.Generator) -> np.ndarray:
     """Values of `dtype` of `shape`: floats log-uniform over 1e-4..1e4 of either sign with one in 12
     a special value, integers over the whole range."""
-    d = D.as_dtype(dtype, op="randoms")
+    d = as_dtype(dtype, op="randoms")
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(shape)
     n = int(np.prod(shape)) if shape else 1
     if d.is_float:

@@ -24,7 +24,7 @@ import numpy as np
 from nbx.oracles import ORACLES
 from nbx.oracles.formats import FORMATS, from_bits
 
-from nbx import dtype as D
+from nbx.dtype import DType
 from nbx.ops.verify import DIVISOR, EXPONENT, SHIFT
 from nbx.harness.targets.target import Target
 
@@ -67,7 +67,7 @@ def rng_for(seed: int, *key) -> np.random.Generator:
     return np.random.default_rng(material)
 
 
-def special_values(dt: D.DType) -> np.ndarray:
+def special_values(dt: DType) -> np.ndarray:
     """Edge values of a dtype, as an array of that dtype."""
     if dt.is_bool:
         return np.array([False, True])
@@ -93,7 +93,7 @@ def special_values(dt: D.DType) -> np.ndarray:
     return np.unique(out.view(dt.uint_np)).view(dt.np)   # distinct bit patterns (the two zeros stay)
 
 
-def exhaustive16(dt: D.DType) -> np.ndarray:
+def exhaustive16(dt: DType) -> np.ndarray:
     """All values of a 16-bit (or 8-bit, or bool) dtype."""
     if dt.is_bool:
         return np.array([False, True])
@@ -106,7 +106,7 @@ def _domain_exponent_cap(lo: float, hi: float) -> float:
     return math.inf if math.isinf(m) else m
 
 
-def stratified(dt: D.DType, n: int, rng: np.random.Generator, domain=(-math.inf, math.inf),
+def stratified(dt: DType, n: int, rng: np.random.Generator, domain=(-math.inf, math.inf),
                in_domain: float = 0.8) -> np.ndarray:
     """n values of float dtype dt: sign and exponent field uniform, mantissa uniform.
 
@@ -140,7 +140,7 @@ def stratified(dt: D.DType, n: int, rng: np.random.Generator, domain=(-math.inf,
         return x.astype(dt.np)
 
 
-def integers(dt: D.DType, n: int, rng: np.random.Generator, *, nonzero: bool = False) -> np.ndarray:
+def integers(dt: DType, n: int, rng: np.random.Generator, *, nonzero: bool = False) -> np.ndarray:
     """Integers with the bit length uniform over the dtype's range, both signs for signed types."""
     if dt.is_bool:
         return rng.integers(0, 2, n).astype(bool)
@@ -160,7 +160,7 @@ def integers(dt: D.DType, n: int, rng: np.random.Generator, *, nonzero: bool = F
     return vals.astype(dt.np)
 
 
-def close_to(x: np.ndarray, rng: np.random.Generator, dt: D.DType) -> np.ndarray:
+def close_to(x: np.ndarray, rng: np.random.Generator, dt: DType) -> np.ndarray:
     """Values near x (relative perturbations down to one ulp): cancellation cases for sub, fmod ..."""
     with np.errstate(all="ignore"):
         scale = np.ldexp(1.0, -rng.integers(0, FORMATS[dt.name].precision + 1, x.shape[0]))
@@ -173,7 +173,7 @@ def exhaustive32_chunks(chunk: int = 1 << 24, start: int = 0, stop: int = 1 << 3
         yield np.arange(lo, min(stop, lo + chunk), dtype=np.uint64).astype(np.uint32).view(np.float32)
 
 
-def int_operand(t: Target, i: int, n: int, rng, d: D.DType) -> np.ndarray:
+def int_operand(t: Target, i: int, n: int, rng, d: DType) -> np.ndarray:
     """Operand i of an integer target: `integers`, with shift counts in range and just outside it,
     exponents non-negative and divisors nonzero."""
     role = t.role(i)
@@ -184,7 +184,7 @@ def int_operand(t: Target, i: int, n: int, rng, d: D.DType) -> np.ndarray:
     return integers(d, n, rng, nonzero=(role == DIVISOR))
 
 
-def role_specials(t: Target, i: int, s: np.ndarray, d: D.DType) -> np.ndarray:
+def role_specials(t: Target, i: int, s: np.ndarray, d: DType) -> np.ndarray:
     """The special values `s` of operand i (dtype d) that its role admits: shift counts at the edges
     of the width (and -1 for signed types) instead; for integer and bool dtypes, divisors nonzero and
     exponents in [0, EXPONENT_STOP)."""

@@ -17,7 +17,7 @@ import functools
 import sys
 from dataclasses import dataclass
 
-from nbx import dtype as D
+from nbx.dtype import float64
 from nbx.backend import backend_id
 from nbx.harness import api
 from nbx.harness.api import suites_for
@@ -225,7 +225,7 @@ def job_cost(job: Job, profile: str, sizes=None) -> float:
         return 65536 * 2e-6
     if not t.dtype.is_float:
         return sizes["int"] * 15e-6
-    if t.dtype is D.float64:
+    if t.dtype is float64:
         return sizes["sweep64" if suite == "sweep" else "pairs64"] * 1e-4
     return min(sizes["sweep" if suite == "sweep" else "pairs"], 1 << 24) * 2e-6
 

@@ -23,7 +23,7 @@ from triton.language.extra.cuda import libdevice
 
 from nbx.oracles.formats import get_format
 
-from nbx import dtype as D
+from nbx.dtype import float32
 from nbx.kernels import launch
 from nbx.kernels.math import load_as
 from nbx.tensor import Tensor, empty, from_numpy
@@ -291,7 +291,7 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
                                   RESIDUAL=getattr(oracle, "residual", None), N_IN=len(operands),
                                   E=oracle.bound + 2.0 ** -52,
                                   EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
-                                  CT=D.float32.tl, RESULT=result, BLOCK=BLOCK, TILES=TILES,
+                                  CT=float32.tl, RESULT=result, BLOCK=BLOCK, TILES=TILES,
                                   LIST=listed, **oracle_options())
     s = stats.numpy()
     f = fstats.numpy()

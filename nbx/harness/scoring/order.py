@@ -13,7 +13,7 @@ import numpy as np
 from nbx.oracles.formats import FORMATS, to_bits
 from nbx.oracles.order import ORDER_ORACLES
 
-from nbx import dtype as D
+from nbx.dtype import from_numpy_dtype
 from nbx.harness.scoring import device
 from nbx.harness.scoring import rule
 from nbx.harness.targets.target import Target
@@ -45,7 +45,7 @@ def order_error(t: Target, vals: list[np.ndarray], params: dict, got: np.ndarray
     has no order. The distance is inf where the special-value classes differ."""
     if order_oracle(t) is None:
         return None
-    fmt = FORMATS[D.from_numpy_dtype(got.dtype).name]
+    fmt = FORMATS[from_numpy_dtype(got.dtype).name]
     v = order_values(t, vals, params)
     s = rule.classify_arrays(got, v, fmt, zero_sign=True, exact=True)
     err, special = s.err, s.cls == rule.SPECIAL

@@ -19,7 +19,6 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from nbx import dtype as D
 from nbx.kernels import launch
 from nbx.kernels.fast32.keys import hard_to_round
 from nbx.kernels.fastpath import FastPath

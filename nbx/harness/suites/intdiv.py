@@ -28,7 +28,7 @@ import numpy as np
 
 from nbx.oracles import ORACLES
 
-from nbx import dtype as D
+from nbx.dtype import DType, INTS, float32, float64, int32, int64, int8, uint8
 from nbx.ops.verify import DIVISOR
 from nbx.tensor import Tensor, from_numpy
 from nbx.harness.inputs import cases
@@ -37,8 +37,8 @@ from nbx.harness.scoring.host import Batch, flat_bits, hexes, oracle_params, sco
 from nbx.harness.records.measurement import Worst
 from nbx.harness.targets.target import Target, call, scalar_positions
 
-INT_DTYPES = D.INTS
-INTDIV_FLOAT_DTYPES = (D.float32, D.float64)
+INT_DTYPES = INTS
+INTDIV_FLOAT_DTYPES = (float32, float64)
 DIVISOR_AT = 1                      # the suite's cases are (dividend, divisor) pairs
 
 
@@ -53,19 +53,19 @@ def applies(t: Target) -> bool:
 
 
 # ====================================================================== the integer-division suite
-def exact_rule(t: Target, out: D.DType):
+def exact_rule(t: Target, out: DType):
     """The op's exact value as a function of (a, b), Python ints or (for float inputs) Fractions:
     its oracle's `exact_int` with the target's parameters."""
     fn, params = ORACLES[t.op].exact_int, oracle_params(t, out)
     return lambda a, b: fn(a, b, **params)
 
 
-def _wrap(v: int, d: D.DType) -> int:
+def _wrap(v: int, d: DType) -> int:
     span = 1 << d.bits
     return (v - d.min) % span + d.min
 
 
-def _int_cases(d: D.DType, reps: int, n_div: int, r: random.Random):
+def _int_cases(d: DType, reps: int, n_div: int, r: random.Random):
     """(a, b) Python-int pairs, b != 0: the bit-length grid with every sign combination, divisible
     pairs and off by one, and the special values crossed."""
     signed = d.kind == "i"
@@ -105,7 +105,7 @@ def _int_cases(d: D.DType, reps: int, n_div: int, r: random.Random):
     return A, B
 
 
-def _check_int_batch(t: Target, acc, a: np.ndarray, b: np.ndarray, got, desc: str, out_dtype: D.DType) -> None:
+def _check_int_batch(t: Target, acc, a: np.ndarray, b: np.ndarray, got, desc: str, out_dtype: DType) -> None:
     """Scores an integer result against the exact Python-integer rule, into acc (cases, wrong, worst)."""
     ab, bb = np.broadcast_arrays(a, b)
     ab, bb = ab.reshape(-1), bb.reshape(-1)
@@ -233,11 +233,11 @@ def run_intdiv(t: Target, profile: str, seed: int, acc) -> None:
 
 
 # ---------------------------------------------------------------------- float floor_divide / remainder
-def _naive_wrong_pairs(d: D.DType, n: int, rng):
+def _naive_wrong_pairs(d: DType, n: int, rng):
     """Pairs near a*b = q*b where floor(a/b) of the rounded quotient can differ from floor of the exact
     quotient (1.0 // 0.1 == 9 while floor(1.0 / 0.1) == 10): a = fl(q*b) and its neighbours."""
     npd = d.np
-    p = 24 if d is D.float32 else 53
+    p = 24 if d is float32 else 53
     m = max(1, n // 3)
     b = (1 + rng.random(m)) * np.ldexp(1.0, rng.integers(-8, 9, m)) * rng.choice([-1.0, 1.0], m)
     q = np.array([int(rng.integers(1, 1 << int(L))) for L in rng.integers(1, min(p - 2, 30), m)], dtype=np.float64)
@@ -257,12 +257,12 @@ def _naive_wrong_pairs(d: D.DType, n: int, rng):
     return A, Bv
 
 
-def _fraction_check(t: Target, acc, arrays, got: np.ndarray, out: D.DType, desc: str) -> None:
+def _fraction_check(t: Target, acc, arrays, got: np.ndarray, out: DType, desc: str) -> None:
     """Exact semantics through fractions: where the exact value is representable in `out`, the result
     must equal it. An integer value is a quotient, checked below 2^p (every integer there is
     representable; beyond, the format's rounding of a large quotient is score's to measure); any
     other value (a remainder) where it is exactly a value of `out`."""
-    p = 24 if out is D.float32 else 53
+    p = 24 if out is float32 else 53
     vals = t.oracle_values(arrays, out)
     g = got.astype(np.float64)
     rule = exact_rule(t, out)
@@ -279,7 +279,7 @@ def _fraction_check(t: Target, acc, arrays, got: np.ndarray, out: D.DType, desc:
             want = Fraction(want)
         else:
             w = float(want)
-            if Fraction(w) != want or (out is D.float32 and float(np.float32(w)) != w):
+            if Fraction(w) != want or (out is float32 and float(np.float32(w)) != w):
                 continue
         if not (math.isfinite(g[i]) and Fraction(g[i]) == want):
             wrong += 1
@@ -297,7 +297,7 @@ def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:
     sizes = PROFILE_SIZES[profile]
     d = t.dtype
     rng = cases.rng_for(seed, t.label, d.name, "intdiv")
-    f64 = d is D.float64
+    f64 = d is float64
     shrink = 4 if f64 else 1                  # float64 results take the mpmath truth per case
 
     def measure_batch(desc, arrays, out_dtype=d):
@@ -339,7 +339,7 @@ def _run_intdiv_float(t: Target, profile: str, seed: int, acc) -> None:
     measure_batch("special values crossed", [ga.reshape(-1), gb.reshape(-1)])
     # 4. mixed integer / float operands: the result dtype is the float's; the int converts first (ATen)
     m = sizes["mixed"] // shrink
-    for di, int_first in ((D.int32, True), (D.int64, False), (D.int8, True), (D.uint8, False)):
+    for di, int_first in ((int32, True), (int64, False), (int8, True), (uint8, False)):
         xi = cases.integers(di, m, rng, nonzero=not int_first)
         xf = cases.stratified(d, m, rng)
         if int_first:

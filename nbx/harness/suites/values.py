@@ -11,7 +11,7 @@ import sys
 
 from nbx.oracles import ORACLES
 
-from nbx import dtype as D
+from nbx.dtype import float32, float64
 from nbx.backend import IS_CUDA
 from nbx.ops.verify import DIVISOR
 from nbx.harness.inputs import cases
@@ -48,14 +48,14 @@ def batches(t: Target, suite: str, profile: str, seed: int, bits=None, sizes=Non
         for lo in range(0, len(x), BATCH):
             yield [x[lo:lo + BATCH]]
         return
-    if suite == "sweep" and t.dtype is D.float32 and (sizes["sweep"] >= 1 << 32 or bits is not None):
+    if suite == "sweep" and t.dtype is float32 and (sizes["sweep"] >= 1 << 32 or bits is not None):
         lo, hi = bits or (0, 1 << 32)
         for chunk in cases.exhaustive32_chunks(BATCH * 64, lo, hi):
             yield [chunk]
         return
     if t.dtype.is_float:
         key = "sweep" if suite == "sweep" else "pairs"
-        n = sizes[key + "64"] if t.dtype is D.float64 else sizes[key]
+        n = sizes[key + "64"] if t.dtype is float64 else sizes[key]
     else:
         n = sizes["int"]
     done = 0
@@ -110,7 +110,7 @@ def swept_on_device(t: Target, span, profile: str, bits) -> bool:
     (exhaustive.sweep): where t has a device oracle, for float32, a 16-bit pair, a --bits range, or
     anything in the exhaustive profile; else the host scores it."""
     return span is not None and exhaustive.device_oracle(t) is not None and (
-        t.dtype is D.float32 or t.oracle_arity == 2 or bits is not None or profile == "exhaustive")
+        t.dtype is float32 or t.oracle_arity == 2 or bits is not None or profile == "exhaustive")
 
 
 def measure_values(t: Target, suite: str, profile: str, seed: int, acc: Accumulator, bits=None,

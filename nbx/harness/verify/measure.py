@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import DTYPES, DType, float32
 from nbx.backend import backend_id
 from nbx.ops import OPS
 from nbx.harness import api
@@ -124,13 +124,13 @@ def _measure(t: CallableTarget, suites, profile, bits, seed, max_ulp, correctly_
     return out
 
 
-def _dtype(dtype) -> D.DType:
-    if isinstance(dtype, D.DType):
+def _dtype(dtype) -> DType:
+    if isinstance(dtype, DType):
         return dtype
     try:
-        return D.DTYPES[str(dtype)]
+        return DTYPES[str(dtype)]
     except KeyError:
-        raise ValueError(f"nbx.verify: dtype={dtype!r} is not a dtype of nbx; allowed: {', '.join(D.DTYPES)}") from None
+        raise ValueError(f"nbx.verify: dtype={dtype!r} is not a dtype of nbx; allowed: {', '.join(DTYPES)}") from None
 
 
 def _label(fn) -> str:
@@ -157,7 +157,7 @@ def _bits(t, bits, user):
     if t.oracle_arity == 1 and t.dtype.is_float and t.dtype.itemsize <= 4:
         top = 1 << (8 * t.dtype.itemsize)
         what = f"the bit patterns of {t.dtype.name}"
-    elif t.oracle_arity > 1 and exhaustive.device_oracle(t) is not None and (t.dtype is D.float32 or t.dtype.itemsize == 2):
+    elif t.oracle_arity > 1 and exhaustive.device_oracle(t) is not None and (t.dtype is float32 or t.dtype.itemsize == 2):
         top = 1 << 32
         what = "the operand pairs" if t.dtype.itemsize == 2 else "the stratified tuples"
     else:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import DTYPES
 from nbx.harness.records.measurement import Measurement
 
 
@@ -207,7 +207,7 @@ def _num(v: float) -> str:
 def _decimal(hexbits: str, dtype: str) -> str:
     """A hex bit pattern as a value of dtype, in the shortest decimal that reads back the same."""
     try:
-        d = D.DTYPES[dtype]
+        d = DTYPES[dtype]
         bits = np.array([int(hexbits, 16)], dtype=np.uint64).astype(d.uint_np if d.itemsize > 1 or d.is_bool
                                                                     else np.uint8)
         value = bits.view(d.np)[0] if not d.is_bool else bool(bits[0])

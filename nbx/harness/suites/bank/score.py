@@ -8,7 +8,7 @@ import numpy as np
 from nbx.oracles import ORACLES
 from nbx.oracles.formats import FORMATS
 
-from nbx import dtype as D
+from nbx.dtype import from_numpy_dtype
 from nbx.harness.scoring.host import Batch, misrounded, score
 from nbx.harness.targets.target import Target
 from nbx.harness.suites.bank import storage
@@ -20,7 +20,7 @@ def measure_bank(t: Target, acc) -> None:
     if not bf.expected.size:
         return
     got = t.run(bf.inputs)
-    out = D.from_numpy_dtype(got.dtype)
+    out = from_numpy_dtype(got.dtype)
     if out is not bf.out:
         raise BankError(f"{t.label} {t.dtype.name}: the op now returns {out.name}, the bank holds {bf.out.name}")
     exp = bf.expected.astype(out.uint_np if out.itemsize > 1 or out.is_bool else np.uint8)

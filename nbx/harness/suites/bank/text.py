@@ -21,7 +21,7 @@ from typing import NamedTuple
 import mpmath
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import DTYPES, DType
 from nbx.harness.scoring.host import bits_of
 from nbx.harness.targets.target import Target
 from nbx.harness.suites.bank.generate import GENERATOR_VERSION, ROUNDING, SEED
@@ -46,8 +46,8 @@ class Unresolved(NamedTuple):
 
 @dataclass
 class BankFile:
-    operands: list[D.DType]
-    out: D.DType
+    operands: list[DType]
+    out: DType
     inputs: list[np.ndarray]      # the decided cases, one array per operand
     expected: np.ndarray          # their expected outputs' bits
     tags: list[str]
@@ -56,7 +56,7 @@ class BankFile:
     header: dict                  # parse_header's fields
 
 
-def header(t: Target, out: D.DType, count: int, unresolved: int) -> list[str]:
+def header(t: Target, out: DType, count: int, unresolved: int) -> list[str]:
     return [f"# nbx reference bank: op={t.op} params={json.dumps(t.params, sort_keys=True)} "
             f"dtype={t.dtype.name} operands={','.join(d.name for d in t.operand_dtypes())} out={out.name}",
             f"# generator={GENERATOR_VERSION} seed={SEED} mpmath={mpmath.__version__} "
@@ -68,7 +68,7 @@ def unresolved_reason(bits: int) -> str:
     return f"Ziv undecided at 1024 bits, not exact (last rounding {hex(bits)})"
 
 
-def render(t: Target, arrays, tags, bits, ok, out: D.DType) -> str:
+def render(t: Target, arrays, tags, bits, ok, out: DType) -> str:
     lines = header(t, out, int(ok.sum()), int((~ok).sum()))
     in_bits = [bits_of(a) for a in arrays]
     for i in range(len(bits)):
@@ -103,10 +103,10 @@ def parse_header(text: str, path: str = "") -> dict:
         out["params"] = json.loads(out["params"])
     except json.JSONDecodeError as e:
         raise BankError(f"{path}:1: malformed params in the bank header ({e})") from None
-    if out["operands"] and not all(x in D.DTYPES for x in out["operands"].split(",")) \
-            or out["out"] not in D.DTYPES:
+    if out["operands"] and not all(x in DTYPES for x in out["operands"].split(",")) \
+            or out["out"] not in DTYPES:
         raise BankError(f"{path}:1: unknown dtype in operands={out['operands']} out={out['out']} "
-                        f"(allowed: {', '.join(D.DTYPES)})")
+                        f"(allowed: {', '.join(DTYPES)})")
     for k in ("generator", "seed", "cases", "unresolved"):
         out[k] = int(out[k])
     return out
@@ -116,8 +116,8 @@ def parse(text: str, path: str = "") -> BankFile:
     """A bank file's header and lines; anything but the three header lines and one line per input
     (a case or an unresolved input) is a BankError naming the line."""
     head = parse_header(text, path)
-    operands = [D.DTYPES[x] for x in head["operands"].split(",")]
-    out = D.DTYPES[head["out"]]
+    operands = [DTYPES[x] for x in head["operands"].split(",")]
+    out = DTYPES[head["out"]]
     ins, exp, tags, rows, unresolved = [], [], [], [], []
     lines = text.split("\n")
     if lines[-1] == "":
@@ -147,7 +147,7 @@ def parse(text: str, path: str = "") -> BankFile:
                     unresolved, rows, head)
 
 
-def arrays_of(operands: list[D.DType], rows: list[tuple]) -> list[np.ndarray]:
+def arrays_of(operands: list[DType], rows: list[tuple]) -> list[np.ndarray]:
     """Operand arrays from rows of operand bit patterns."""
     cols = list(zip(*rows)) if rows else [[] for _ in operands]
     arrays = []
