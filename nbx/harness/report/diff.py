@@ -1,5 +1,10 @@
 """Compare two reports: what regressed, what improved, what appeared and disappeared.
 
+Figures are compared only where both reports measured something: a measurement with cases and no
+error. One that raised or counted zero cases has no figures (its max ulp of 0 is no perfect
+result), so a measurement that gains figures is newly measured, neither better nor worse, and one
+that loses them regressed by that alone (an error, or zero cases), whatever its figures read.
+
 Figures are like for like only between runs of one profile, seed and backend (another profile or
 seed draws other cases, another backend runs other code): `incomparable` says why two reports are
 not, and `nbx report diff` refuses such a pair unless forced.
@@ -33,6 +38,8 @@ class Change:
         if self.field == "error":
             first = lambda text: (str(text).strip().splitlines() or ["-"])[0][:60]
             return (self.field, first(self.old), first(self.new))
+        if self.field == "cases":
+            return (self.field, f"{int(self.old):,}", f"{int(self.new):,}")
         old, new = float(self.old), float(self.new)
         if self.field == "frac_not_correctly_rounded":
             return (self.field, fmt_frac(old), fmt_frac(new))
@@ -54,6 +61,9 @@ class ReportDiff:
     new_backend: str
     regressions: list[Change] = field(default_factory=list)
     improvements: list[Change] = field(default_factory=list)
+    # in both reports, without figures in the old (zero cases, or raised) and with them in the new:
+    # a "cases" change (0 -> n) or an "error" change (the old error -> "")
+    measured: list[Change] = field(default_factory=list)
     added: list[Key] = field(default_factory=list)
     removed: list[Key] = field(default_factory=list)
     incomparable: list[str] = field(default_factory=list)    # why the figures are not like for like
@@ -73,7 +83,31 @@ def _rank(value: float) -> float:
     return math.inf if value != value else value
 
 
-def _compare(old: Measurement, new: Measurement, tolerance: float) -> tuple[list[Change], list[Change]]:
+def has_figures(m: Measurement) -> bool:
+    """Whether m measured something: cases, and no error."""
+    return bool(m.cases) and not m.error
+
+
+def _figures_change(old: Measurement, new: Measurement) -> Change:
+    """The change of a key whose figures came or went: the error of the one that raised, else
+    the case counts (one of them 0)."""
+    if old.error or new.error:
+        return Change(new.key(), "error", old.error, new.error)
+    return Change(new.key(), "cases", old.cases, new.cases)
+
+
+def _compare(old: Measurement, new: Measurement, tolerance: float
+             ) -> tuple[list[Change], list[Change], list[Change]]:
+    """(regressions, improvements, newly measured) of one key in both reports."""
+    if has_figures(old) != has_figures(new):
+        change = _figures_change(old, new)
+        return ([], [], [change]) if has_figures(new) else ([change], [], [])
+    if not has_figures(old):
+        # neither has figures: an error that appears is a regression, one that goes an improvement
+        if bool(new.error) == bool(old.error):
+            return [], [], []
+        change = Change(new.key(), "error", old.error, new.error)
+        return ([change], [], []) if new.error else ([], [change], [])
     worse: list[Change] = []
     better: list[Change] = []
     key = new.key()
@@ -104,9 +138,9 @@ def _compare(old: Measurement, new: Measurement, tolerance: float) -> tuple[list
             worse.append(Change(key, name, ov, nv))
         elif nv < ov:
             better.append(Change(key, name, ov, nv))
-    if bool(new.error) != bool(old.error):
-        (worse if new.error else better).append(Change(key, "error", old.error, new.error))
-    return worse, better
+    return worse, better, []
+
+
 
 
 def incomparable(old: Report, new: Report) -> list[str]:
@@ -130,7 +164,9 @@ def diff_reports(old: Report, new: Report, *, tolerance: float = 0.0) -> ReportD
     changes of at most this much are ignored. For one profile, seed and backend the figures are
     deterministic and 0 is right; between seeds a sampled sweep moves by a few hundredths.
     A measurement correctly rounded in both reports (max ulp <= 0.5) is compared by its count
-    not correctly rounded alone. Incomparable reports are still compared; the diff lists why
+    not correctly rounded alone. A measurement with figures in one report only (the other raised
+    or counted zero cases) is compared by that alone: newly measured (ReportDiff.measured) or a
+    regression ("error", "cases"). Incomparable reports are still compared; the diff lists why
     they should not have been (ReportDiff.incomparable). Only nbx's measurements are compared: a
     peer's (target other than "nbx") is neither a regression nor an improvement of nbx's.
     """
@@ -145,10 +181,16 @@ def diff_reports(old: Report, new: Report, *, tolerance: float = 0.0) -> ReportD
                    removed=sorted(set(old_by) - set(new_by)),
                    incomparable=incomparable(old, new), peers_ignored=peers)
     for key in sorted(set(old_by) & set(new_by)):
-        worse, better = _compare(old_by[key], new_by[key], tolerance)
+        worse, better, measured = _compare(old_by[key], new_by[key], tolerance)
         d.regressions += worse
         d.improvements += better
+        d.measured += measured
     return d
+
+
+def newly_measured(d: ReportDiff) -> str:
+    """ "N newly measured, " where there are any, for the lines that count a diff's changes."""
+    return f"{len(d.measured)} newly measured, " if d.measured else ""
 
 
 def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
@@ -158,7 +200,8 @@ def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
 
 
 def format_diff(d: ReportDiff) -> str:
-    """A plain-text summary: header, then regressions, improvements, added and removed keys."""
+    """A plain-text summary: header, then regressions, improvements, the newly measured, added and
+    removed keys."""
     lines = [f"nbx report diff: {d.old_run_id} ({d.old_backend or '?'}) -> "
              f"{d.new_run_id} ({d.new_backend or '?'})"]
     for why in d.incomparable:
@@ -166,9 +209,10 @@ def format_diff(d: ReportDiff) -> str:
     if d.peers_ignored:
         lines.append(f"NOTE: {d.peers_ignored} peer measurement(s) (--target) not compared: nbx's figures only")
     lines.append(f"{len(d.regressions)} regressions, {len(d.improvements)} improvements, "
-                 f"{len(d.added)} added, {len(d.removed)} removed")
+                 f"{newly_measured(d)}{len(d.added)} added, {len(d.removed)} removed")
     header = ("op", "dtype", "suite", "figure", "old", "new")
-    for title, changes in (("Regressions", d.regressions), ("Improvements", d.improvements)):
+    for title, changes in (("Regressions", d.regressions), ("Improvements", d.improvements),
+                           ("Newly measured (zero cases or raised before)", d.measured)):
         if changes:
             lines += ["", f"{title} ({len(changes)}):"]
             lines += _table([(*c.key, *c.describe()) for c in changes], header)

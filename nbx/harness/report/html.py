@@ -372,7 +372,7 @@ def _changes(previous: Report | None, report: Report) -> dict[Key, list[str]]:
         return {}
     d = diff_reports(previous, report)
     out: dict[Key, list[str]] = {}
-    for kind, changes in (("worse", d.regressions), ("better", d.improvements)):
+    for kind, changes in (("worse", d.regressions), ("better", d.improvements), ("newly measured", d.measured)):
         for c in changes:
             name, old, new = c.describe()
             out.setdefault(c.key, []).append(f"{kind}: {name} {old} -> {new}")

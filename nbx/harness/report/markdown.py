@@ -27,7 +27,7 @@ import shlex
 
 from nbx.harness.records.measurement import SUITES, Measurement
 from nbx.harness.report import overview, trends
-from nbx.harness.report.diff import ReportDiff, diff_reports
+from nbx.harness.report.diff import ReportDiff, diff_reports, newly_measured
 from nbx.harness.report.json_report import (Key, Previous, Report, fmt_frac, fmt_ulp,
                                             parse_label, severity)
 
@@ -206,8 +206,8 @@ def _head(report: Report, verdict, failures, previous: Previous | None,
               f"{sum(m.cases for m in ms):,} cases, {errors} raised.")
     if diff is not None:
         counts += (f" Since run {_cell(diff.old_run_id)}: **{len(diff.regressions)} regressions**, "
-                   f"{len(diff.improvements)} improvements, {len(diff.added)} added, "
-                   f"{len(diff.removed)} removed.")
+                   f"{len(diff.improvements)} improvements, {newly_measured(diff)}"
+                   f"{len(diff.added)} added, {len(diff.removed)} removed.")
     elif previous is not None and previous.searched is not None:
         counts += " No earlier report to compare with."
     lines.append(counts)
@@ -348,9 +348,10 @@ def _changes(report: Report, previous: Previous | None, diff: ReportDiff | None)
                f"commit {_cell(old.git_commit or '?')}): the most recent earlier report under "
                f"`{_cell(previous.searched)}` with {what}.")
     out += ["", f"**{len(diff.regressions)} regressions**, {len(diff.improvements)} improvements, "
-                f"{len(diff.added)} added, {len(diff.removed)} removed. Correctly rounded "
-                "measurements (max ulp <= 0.5 in both) are compared by their count not correctly "
-                "rounded.", ""]
+                f"{newly_measured(diff)}{len(diff.added)} added, {len(diff.removed)} removed. Correctly "
+                "rounded measurements (max ulp <= 0.5 in both) are compared by their count not "
+                "correctly rounded; one that raised or counted zero cases has no figures to "
+                "compare (gaining them is newly measured, losing them a regression).", ""]
     if diff.regressions:
         out += _table(("op", "dtype", "suite", "figure", "old", "new"),
                       _change_rows(diff.regressions[:HEAD_CHANGES]), right=("old", "new"))
@@ -358,8 +359,9 @@ def _changes(report: Report, previous: Previous | None, diff: ReportDiff | None)
             out.append(f"\n... and {len(diff.regressions) - HEAD_CHANGES} more: "
                        "[all changes](#all-changes)")
         out.append("")
-    if diff.improvements or diff.added or diff.removed:
-        out += ["Improvements, added and removed measurements: [all changes](#all-changes).", ""]
+    if diff.improvements or diff.measured or diff.added or diff.removed:
+        out += ["Improvements, newly measured, added and removed measurements: "
+                "[all changes](#all-changes).", ""]
     return out
 
 
@@ -416,11 +418,12 @@ def _rest(verdict, diff, by_key) -> list[str]:
                 *_table(("op", "dtype", "suite", "reason", "worst input"),
                         [_failure_row(f, by_key) for f in verdict.failures]), ""]
     more = diff is not None and len(diff.regressions) > HEAD_CHANGES
-    if diff is not None and (more or diff.improvements or diff.added or diff.removed):
+    if diff is not None and (more or diff.improvements or diff.measured or diff.added or diff.removed):
         out += ["## All changes", ""]
         head = ("op", "dtype", "suite", "figure", "old", "new")
         for title, changes in (("Regressions", diff.regressions if more else []),
-                               ("Improvements", diff.improvements)):
+                               ("Improvements", diff.improvements),
+                               ("Newly measured (zero cases or raised before)", diff.measured)):
             if changes:
                 out += [f"{title} ({len(changes)}):", "", *_table(head, _change_rows(changes)), ""]
         for title, keys in (("Added", diff.added), ("Removed", diff.removed)):
