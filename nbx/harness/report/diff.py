@@ -141,8 +141,6 @@ def _compare(old: Measurement, new: Measurement, tolerance: float
     return worse, better, []
 
 
-
-
 def incomparable(old: Report, new: Report) -> list[str]:
     """Why the figures of two reports are not like for like (empty: they are)."""
     out = []
@@ -189,7 +187,7 @@ def diff_reports(old: Report, new: Report, *, tolerance: float = 0.0) -> ReportD
 
 
 def newly_measured(d: ReportDiff) -> str:
-    """ "N newly measured, " where there are any, for the lines that count a diff's changes."""
+    """The text "N newly measured, " where there are any, for the lines counting a diff's changes."""
     return f"{len(d.measured)} newly measured, " if d.measured else ""
 
 
