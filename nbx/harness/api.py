@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import DTYPES, from_numpy_dtype
 from nbx.backend import backend_id
 from nbx.ops import OPS
 from nbx.tensor import Tensor, from_dlpack
@@ -47,9 +47,9 @@ def target(op: str, dtype, *, params: dict | None = None, fn: Callable | None = 
         raise ValueError(f"op={op!r} is not an op of nbx; allowed: the names of nbx.OPS (`nbx ops` lists them)")
     spec = OPS[op]
     try:
-        d = D.DTYPES[dtype] if isinstance(dtype, str) else dtype
+        d = DTYPES[dtype] if isinstance(dtype, str) else dtype
     except KeyError:
-        raise ValueError(f"{op}: dtype={dtype!r} is not a dtype of nbx; allowed: {', '.join(D.DTYPES)}") from None
+        raise ValueError(f"{op}: dtype={dtype!r} is not a dtype of nbx; allowed: {', '.join(DTYPES)}") from None
     if d not in spec.dtypes:
         raise ValueError(f"{op}: dtype={d.name} is not one of its dtypes ({', '.join(x.name for x in spec.dtypes)})")
     params = dict(params or {})
@@ -125,7 +125,7 @@ def score(op: str, operands, got, *, params: dict | None = None, suite: str = "a
     g = np.ascontiguousarray(_host(got, "got")).reshape(-1)
     if any(a.size != g.size for a in arrays):
         raise ValueError(f"{op}: got has {g.size} elements, the operands {[a.size for a in arrays]}")
-    t = target(op, D.from_numpy_dtype(arrays[0].dtype), params=params)
+    t = target(op, from_numpy_dtype(arrays[0].dtype), params=params)
     if g.dtype != t.out_dtype.np:
         raise TypeError(f"{op}: got has dtype {g.dtype}; the op's result on {t.dtype.name} is {t.out_dtype.name}")
     start = time.perf_counter()

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import dtype as D
+from ..dtype import DEFAULT_FLOAT, DTYPES, DType, bfloat16, bool_, float16, float32, float64, int16, int32, int8, uint8
 from ..errors import DeviceOOMError, SizeLimitError
 from ..kernels import iterate, launch
 from ..kernels.fastpath import FastPath
@@ -42,25 +42,25 @@ class Param:
 
 @dataclass(frozen=True)
 class Typing:
-    common: D.DType            # the dtype the op is checked against and reported under
-    out: D.DType               # result dtype
+    common: DType            # the dtype the op is checked against and reported under
+    out: DType               # result dtype
     compute: tuple             # per operand: the dtype its values are converted to on load
 
 
-def compute_dtype(d: D.DType) -> D.DType:
+def compute_dtype(d: DType) -> DType:
     """Where values of dtype d are computed: 16-bit floats in float32 (ATen's opmath), small
     integers and bool in int32 (stores wrap back to the dtype), others as themselves."""
-    if d in (D.float16, D.bfloat16):
-        return D.float32
-    if d in (D.bool_, D.uint8, D.int8, D.int16):
-        return D.int32
+    if d in (float16, bfloat16):
+        return float32
+    if d in (bool_, uint8, int8, int16):
+        return int32
     return d
 
 
-NARROW_FLOATS = (D.float16, D.bfloat16)
+NARROW_FLOATS = (float16, bfloat16)
 
 
-def float_math_dtype(d: D.DType) -> D.DType:
+def float_math_dtype(d: DType) -> DType:
     """Where rule F (float math) computes a result of dtype d: float16 and bfloat16 in float64, so
     that the store's rounding (kernels/math.cast) is the only one. A float64 value within k float64
     ulps of the exact one (relative error k 2^-53) rounds to the wrong 16-bit neighbour only where
@@ -70,7 +70,7 @@ def float_math_dtype(d: D.DType) -> D.DType:
     inputs of any unary op (`nbx run --suite exhaustive16 --profile nightly`). Rounded to float32
     first, the result is rounded twice (silu_and_mul: 17,302,119 of 2^32 bfloat16 pairs misrounded
     on the H200). float32 and float64 stay themselves."""
-    return D.float64 if d in NARROW_FLOATS else compute_dtype(d)
+    return float64 if d in NARROW_FLOATS else compute_dtype(d)
 
 
 class Select:
@@ -118,7 +118,7 @@ def by_compute(float_body, int_body) -> Select:
 # ---------------------------------------------------------------------- dtype rules (docs/OPS.md's D)
 def rule_float(operands, params=None) -> Typing:              # F
     common = result_type(*operands)
-    out = common if common.is_float else D.DEFAULT_FLOAT
+    out = common if common.is_float else DEFAULT_FLOAT
     return Typing(common, out, (float_math_dtype(out),) * len(operands))
 
 
@@ -129,13 +129,13 @@ def rule_promote(operands, params=None) -> Typing:            # P, and S (its un
 
 def rule_bool(operands, params=None) -> Typing:               # B: computed in the promoted dtype, bool out
     common = result_type(*operands)
-    return Typing(common, D.bool_, (compute_dtype(common),) * len(operands))
+    return Typing(common, bool_, (compute_dtype(common),) * len(operands))
 
 
 def rule_logical(operands, params=None) -> Typing:            # any dtype in, each operand tested against 0
     common = result_type(*operands)
-    ops = [D.DTYPES[str(o.dtype)] if isinstance(o, Tensor) else common for o in operands]
-    return Typing(common, D.bool_, tuple(compute_dtype(d) for d in ops))
+    ops = [DTYPES[str(o.dtype)] if isinstance(o, Tensor) else common for o in operands]
+    return Typing(common, bool_, tuple(compute_dtype(d) for d in ops))
 
 
 RULES = {"F": rule_float, "P": rule_promote, "S": rule_promote, "B": rule_bool, "L": rule_logical}
@@ -184,11 +184,11 @@ class OpSpec:
 
     def select_fast32(self, params: dict, typing: Typing) -> FastPath | None:
         """The fast path of a launch: the op's, where every operand computes in float32."""
-        if self.fast32 is None or any(d is not D.float32 for d in typing.compute):
+        if self.fast32 is None or any(d is not float32 for d in typing.compute):
             return None
         return resolve(self.fast32, params, typing)
 
-    def select_order(self, params: dict, dtype: D.DType):
+    def select_order(self, params: dict, dtype: DType):
         """The documented evaluation order (verify.Order) the op follows on `dtype`, or None."""
         order = resolve(self.order, params)
         return order if order is not None and order.applies(dtype) else None
@@ -198,7 +198,7 @@ class OpSpec:
         parameters whose float32 launch takes a fast path (parameters at their default omitted)."""
         if self.fast32 is None:
             return []
-        f32 = Typing(D.float32, D.float32, (D.float32,) * self.arity)
+        f32 = Typing(float32, float32, (float32,) * self.arity)
         choices = [p for p in self.params if p.kind == "choice"]
         out = []
         for values in itertools.product(*[p.choices for p in choices]):
@@ -288,7 +288,7 @@ def _check_params(spec: OpSpec, params: dict) -> dict:
     return out
 
 
-def _check_size(spec: OpSpec, shape, dt: D.DType) -> None:
+def _check_size(spec: OpSpec, shape, dt: DType) -> None:
     """Refuse, before allocating, a result the backend cannot hold or compute in reasonable time:
     over the backend's element limit (the interpreter's, see backend/interpreter.py), or past
     2**63 bytes, beyond any memory and beyond numpy's and CUDA's size types."""
@@ -374,7 +374,7 @@ def run(spec: OpSpec, operands, params: dict, out=None, *, config: launch.Launch
             tensors.append(iterate.scalar_tensor(x, typing.compute[i], op=spec.name, arg=names[i]))
     shape = iterate.broadcast_shapes([t.shape for t in tensors], op=spec.name, names=names)
     kparams = spec.kernel_params(params, typing) if spec.kernel_params else [
-        (params[p.name], D.DTYPES[p.dtype] if p.dtype else typing.compute[0])
+        (params[p.name], DTYPES[p.dtype] if p.dtype else typing.compute[0])
         for p in spec.params if p.kind == "number"]
     ptensors = [iterate.scalar_tensor(v, dt, op=spec.name, arg=n)
                 for (v, dt), n in zip(kparams, [p.name for p in spec.params if p.kind == "number"] + ["param"] * 3)]

@@ -6,7 +6,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from nbx import dtype as D
+from nbx.dtype import DTYPES
 from nbx.kernels import launch
 from nbx.tensor import Tensor, empty, from_numpy
 
@@ -23,7 +23,7 @@ def _bit_patterns_kernel(out_ptr, start, n, UT: tl.constexpr, BLOCK: tl.constexp
 
 def bit_patterns(dtype: str, start: int, n: int) -> Tensor:
     """The n values of `dtype` whose bit patterns are start, start + 1, ... (made on the device)."""
-    d = D.DTYPES[dtype]
+    d = DTYPES[dtype]
     out = empty(n, dtype=dtype)
     ut = {2: tl.uint16, 4: tl.uint32}[d.itemsize]
     _bit_patterns_kernel[(max(1, triton.cdiv(n, BLOCK)),)](out, start, n, UT=ut, BLOCK=BLOCK,
@@ -43,7 +43,7 @@ def _pair_patterns_kernel(a_ptr, b_ptr, start, n, BLOCK: tl.constexpr):
 def pair_patterns(dtype: str, start: int, n: int) -> tuple[Tensor, Tensor]:
     """Operand pairs of a 16-bit dtype for the 32-bit indices start .. start + n - 1: the first
     operand's bits are the index's high 16, the second's its low 16 (every pair over 0 .. 2^32)."""
-    if D.DTYPES[dtype].itemsize != 2:
+    if DTYPES[dtype].itemsize != 2:
         raise ValueError(f"pair_patterns: {dtype} is not a 16-bit dtype")
     a, b = empty(n, dtype=dtype), empty(n, dtype=dtype)
     _pair_patterns_kernel[(max(1, triton.cdiv(n, BLOCK)),)](a, b, start, n, BLOCK=BLOCK, **launch.kernel_options())

@@ -73,11 +73,11 @@ import numpy as np
 
 from nbx.oracles import ORACLES
 
-from nbx import dtype as D
+from nbx.dtype import DType, float32
 from nbx.backend import IS_CUDA
 from nbx.ops import OPS
 from nbx.tensor import Tensor, from_numpy
-from nbx.harness.inputs import cases as C
+from nbx.harness.inputs.cases import int_operand, rng_for, special_values, stratified
 from nbx.harness.inputs.cases import PROFILE_SIZES
 from nbx.harness.scoring.host import flat_bits, hexes, score
 from nbx.harness.records.measurement import Worst
@@ -98,13 +98,13 @@ def _values(t: Target, i: int, shape, rng) -> np.ndarray:
     if d.is_bool:
         v = rng.integers(0, 2, n).astype(bool)
     elif d.is_int:
-        v = C.int_operand(t, i, n, rng, d)
+        v = int_operand(t, i, n, rng, d)
     else:
         dom = ORACLES[t.op].domain
         lo_hi = dom[i] if (i < len(dom) and not t.split) else (-math.inf, math.inf)
-        v = C.stratified(d, n, rng, lo_hi, in_domain=0.9)
+        v = stratified(d, n, rng, lo_hi, in_domain=0.9)
         if n >= 8:
-            sp = C.special_values(d)
+            sp = special_values(d)
             k = max(1, n // 16)
             at = rng.choice(n, k, replace=False)
             v[at] = sp[rng.integers(0, len(sp), k)]
@@ -190,7 +190,7 @@ def describe(transforms) -> str:
 SCALAR = ("scalar",)          # a layout entry: the operand (0-dim) passed as a Python scalar
 
 
-def py_scalar(v: np.ndarray, d: D.DType):
+def py_scalar(v: np.ndarray, d: DType):
     x = np.asarray(v).reshape(())
     if d.is_bool:
         return bool(x)
@@ -347,7 +347,7 @@ class LayoutRun:
     rng: np.random.Generator
     n: int
     split: bool
-    ref_dtype: D.DType | None = None
+    ref_dtype: DType | None = None
     scored: list = field(default_factory=list)      # (operand arrays for the oracle, contiguous result)
     pending: list = field(default_factory=list)     # groups drawn, not yet run (flush)
 
@@ -510,7 +510,7 @@ class LayoutRun:
 
 def _full_set_dtypes(op: str) -> set:
     spec = OPS[op]
-    out = {d for d in spec.dtypes if d is D.float32 or d.is_bool}
+    out = {d for d in spec.dtypes if d is float32 or d.is_bool}
     ints = [d for d in spec.dtypes if d.is_int]
     if ints:
         out.add(ints[zlib.crc32(op.encode()) % len(ints)])
@@ -577,7 +577,7 @@ RANDOM_LAYOUTS = 1
 
 def run_layout(t: Target, profile: str, seed: int, acc) -> None:
     sizes = PROFILE_SIZES[profile]
-    rng = C.rng_for(seed, t.label, t.dtype.name, "layout")
+    rng = rng_for(seed, t.label, t.dtype.name, "layout")
     n = n_operands(t)
     split = t.split
     run = LayoutRun(t, acc, rng, n, split)

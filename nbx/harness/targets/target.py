@@ -15,7 +15,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from nbx import dtype as D
+from nbx.dtype import DType, bool_, float32, from_numpy_dtype
 from nbx.kernels import launch
 from nbx.ops import FUNCTIONS, OPS
 from nbx.ops import registry
@@ -29,7 +29,7 @@ BLOCK = 1024 if launch.backend.IS_CUDA else 1 << 16
 class Target:
     op: str
     params: dict = field(default_factory=dict)
-    dtype: D.DType = D.float32
+    dtype: DType = float32
 
     @property
     def label(self) -> str:
@@ -67,8 +67,8 @@ class Target:
     def oracle_arity(self) -> int:
         return 2 if self.split else self.spec.arity
 
-    def operand_dtypes(self) -> list[D.DType]:
-        return [D.bool_ if self.role(i) == MASK else self.dtype for i in range(self.oracle_arity)]
+    def operand_dtypes(self) -> list[DType]:
+        return [bool_ if self.role(i) == MASK else self.dtype for i in range(self.oracle_arity)]
 
     def typing(self, dtypes=None) -> registry.Typing:
         """The op's typing for oracle operands of `dtypes` (default: operand_dtypes()); a split op's
@@ -79,7 +79,7 @@ class Target:
         return spec.typing(dummies, {**{p.name: p.default for p in spec.params}, **self.params})
 
     @property
-    def out_dtype(self) -> D.DType:
+    def out_dtype(self) -> DType:
         return self.typing().out
 
     @property
@@ -89,7 +89,7 @@ class Target:
         spec = self.spec
         return spec.select_order({**{p.name: p.default for p in spec.params}, **self.params}, self.out_dtype)
 
-    def oracle_values(self, arrays: list[np.ndarray], out: D.DType | None = None) -> list[np.ndarray]:
+    def oracle_values(self, arrays: list[np.ndarray], out: DType | None = None) -> list[np.ndarray]:
         """The operands as float64 values, as the oracle sees them.
 
         An integer operand that the op loads as a float (its Typing.compute) is first converted to the
@@ -97,7 +97,7 @@ class Target:
         math happens): sin(2**31 - 1) in float32 is sin(2147483648.0). A cast loads its source in an
         integer dtype and converts once, on the store: its oracle sees the exact source value."""
         res = []
-        loads = self.typing([D.from_numpy_dtype(a.dtype) for a in arrays]).compute if (
+        loads = self.typing([from_numpy_dtype(a.dtype) for a in arrays]).compute if (
             out is not None and out.is_float) else ()
         for i, a in enumerate(arrays):
             role = self.role(i)
@@ -142,7 +142,7 @@ class Target:
         return self.invoke([pack(xs[0], xs[1], True)], {}).reshape(-1)    # (n, 2): the last dim
 
 
-def measured(spec, d: D.DType) -> list[dict]:
+def measured(spec, d: DType) -> list[dict]:
     """The parameter sets measured for an op on dtype d: the defaults ({}) unless the op has none,
     then its variants that apply to d, in the order declared."""
     v = spec.verify
@@ -178,8 +178,8 @@ def scalar_positions(t: Target) -> tuple:
     return tuple(OPS[t.op].scalar_operands)
 
 
-def operand_dtype(t: Target, i: int) -> D.DType:
-    return D.bool_ if t.role(i) == MASK else t.dtype
+def operand_dtype(t: Target, i: int) -> DType:
+    return bool_ if t.role(i) == MASK else t.dtype
 
 
 # ---------------------------------------------------------------------- a split op's operand on the device
