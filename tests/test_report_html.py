@@ -26,6 +26,7 @@ from nbx.harness.gate import verdict as gate
 from nbx.harness.records.measurement import Measurement, Worst
 from nbx.harness.report import (Previous, Report, find_previous, load_report, render_html,
                                 write_report)
+from nbx.harness.report.json_report import fmt_ulp
 from nbx.harness.report import overview as O
 from nbx.harness.report import trends as T
 
@@ -167,16 +168,53 @@ def test_a_one_bin_histogram_is_split_from_its_sample():
     assert "hs" not in H.plot_data(m, 0.5)
 
 
-def test_peers_are_charted_per_dtype():
+def test_peers_beside_nbx():
     ms = [meas("exp", max_ulp=0.5), meas("exp", target="torch", max_ulp=1.5, not_correctly_rounded=40),
-          meas("exp", "float16", "exhaustive16", max_ulp=0.5),
-          meas("exp", "float16", "exhaustive16", target="torch", max_ulp=0.5)]
+          meas("exp", suite="bank", cases=155, max_ulp=0.5),
+          meas("exp", suite="bank", target="torch", cases=155, max_ulp=math.inf, special_mismatches=2),
+          meas("exp", suite="layout", cases=300),
+          meas("exp", "float16", "exhaustive16", cases=65536, max_ulp=0.5),
+          meas("exp", "float16", "exhaustive16", target="torch", cases=65536, max_ulp=0.5),
+          meas("log", max_ulp=0.5, not_correctly_rounded=0),
+          meas("log", target="torch", cases=0, error="RuntimeError: no log\nsecond line")]
+    for m in ms:
+        if not m.is_nbx:
+            m.target_info = "torch 2.11.0+cu130 on cuda:0"
     page = render_html(report(ms), budgets={"budgets": {}})
-    assert re.findall(r'<svg class="peers"[^>]*aria-label="nbx and peers, (\w+)', page) == ["float16", "float32"]
-    assert "exp float32: nbx: 0 misrounded of 1,000, max 0.5 ulp; torch: 40 misrounded of 1,000, max 1.5 ulp" in page
-    assert len(grid_cells(page)) == 2                       # the grid is nbx's
-    assert '<svg class="peers"' not in render_html(report(ms[:1]), budgets={"budgets": {}})
-
+    # the table, the grid and the plots are nbx's; a cell a peer measured too has a purple foot
+    rows = body_rows(page)
+    assert len(rows) == 5 and len(grid_cells(page)) == 5
+    peered = {tuple(rows[int(i)][:3]) for i in re.findall(r'<td class="c\d[^"]* pp[^"]*" data-i="(\d+)"', page)}
+    assert peered == {("exp", "float32", "sweep"), ("exp", "float32", "bank"), ("exp", "float16", "exhaustive16"),
+                      ("log", "float32", "sweep")}
+    # the peers' own table, by op, dtype, suite and target
+    table = page.split('<table class="w" id="peer-table">')[1].split("</table>")[0]
+    peer_rows = [[html.unescape(c) for c in re.sub(r"</?tr>", "", tr).split("<td>")[1:]]
+                 for tr in re.findall(r"<tr>(<td>.*?)</tr>", table)]
+    assert peer_rows == [["exp", "float16", "exhaustive16", "torch", "65536", "0.5", "0", "0", "0", ""],
+                         ["exp", "float32", "bank", "torch", "155", "inf", "0", "2", "0", ""],
+                         ["exp", "float32", "sweep", "torch", "1000", "1.5", "40", "0", "0", ""],
+                         ["log", "float32", "sweep", "torch", "0", "0", "0", "0", "0", "RuntimeError: no log"]]
+    assert ">target</th>" in table and "torch 2.11.0+cu130 on cuda:0 (reported, not gated)" in page
+    # the charts' data: per dtype in the grid's order, per op nbx's figures then torch's over the value
+    # suites, and the measurement a click opens (nbx's value suite of most cases)
+    pc = page_data(page)["pc"]
+    assert pc["t"] == ["nbx", "torch"] and pc["vs"] == ["bank", "exhaustive16", "sweep", "pairs"]
+    index = {tuple(r[:3]): i for i, r in enumerate(rows)}
+    assert pc["d"] == [
+        ["float16", [["exp", index[("exp", "float16", "exhaustive16")], [0, 0.5, 65536, 0, 0], [0, 0.5, 65536, 0, 0]]]],
+        ["float32", [["exp", index[("exp", "float32", "sweep")], [0, 0.5, 1155, 0, 0], [40, "inf", 1155, 2, 0]],
+                     ["log", index[("log", "float32", "sweep")], [0, 0.5, 1000, 0, 0], [0, 0.0, 0, 0, 1]]]]]
+    assert re.findall(r'<div class="wide peerchart" data-k="(\d)">', page) == ["0", "1"]
+    assert re.findall(r'<button class="o pk" data-k="\d">(\w+)</button>', page) == ["float16", "float32"]
+    # the section follows the grid's detail, before the trends
+    assert page.index('id="detail"') < page.index('<h2 id="peers">') < page.index('<h2 id="trends">')
+    # a figure that could not be computed (nan) outranks any number, in whichever suite it is
+    from nbx.harness.report.markdown import peer_figures
+    for order in (1, -1):
+        assert math.isnan(peer_figures([meas(max_ulp=math.inf), meas(max_ulp=math.nan)][::order])["max_ulp"])
+    alone = render_html(report(ms[:1]), budgets={"budgets": {}})
+    assert 'id="peers"' not in alone and page_data(alone)["pc"] is None and " pp" not in alone
 
 
 def test_cells_round_trip():
@@ -345,6 +383,20 @@ def test_page_size_for_a_nightly_report():
     assert all(len(d["W"]) == 1 and d["nw"] == 8 for i, d in enumerate(data["m"]) if i not in full)
     assert len(body_rows(page)) == 2400
 
+    # and a peer beside nbx on 2,280 of them, as torch on the GPU's nightly (4,580 measurements with
+    # nbx's): its table and chart data take their share of the points' budget
+    for m in ms[:2280]:
+        p = copy.deepcopy(m)
+        p.target, p.target_info = "torch", "torch 2.11.0+cu130 on cuda:0"
+        p.max_ulp, p.not_correctly_rounded = 3 * m.max_ulp, rng.randrange(10 ** 6)
+        ms.append(p)
+    page = render_html(report(ms), failures=failures, budgets=budgets,
+                       history=T.History(runs, series, Path("runs")))
+    size = len(page.encode())
+    assert size < 2_000_000, size
+    assert len(body_rows(page)) == 2400 and page.count("<td>torch<td>") == 2280
+    assert sum(len(ops) for _, ops in page_data(page)["pc"]["d"]) == 2280 // 2     # op x dtype, 2 suites each
+
 
 # -- in a browser -----------------------------------------------------------------------------
 
@@ -485,6 +537,113 @@ def test_page_in_a_browser(small_run, browser, tmp_path):
     resources = d.execute_script(
         "return performance.getEntriesByType('resource').map(function (e) { return e.name; })")
     assert all(u.startswith(("file:", "data:")) for u in resources), resources
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+PEER_MODULE = '''
+import numpy as np
+
+
+def np_exp(x):
+    with np.errstate(all="ignore"):
+        return np.exp(x)
+'''
+
+
+@pytest.fixture(scope="module")
+def peer_run(tmp_path_factory) -> Path:
+    """A real run of nbx and a callable target beside it: numpy's exp measured as exp (`nbx run
+    --target np_targets:np_exp --as exp`) on float32 and float16, ci profile."""
+    work = tmp_path_factory.mktemp("peer")
+    (work / "np_targets.py").write_text(PEER_MODULE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(work), str(ROOT)])}
+    p = subprocess.run([sys.executable, "-m", "nbx", "run", "--op", "exp", "--dtype", "float32", "--dtype", "float16",
+                        "--profile", "ci", "--target", "np_targets:np_exp", "--as", "exp", "--out", str(work / "run"),
+                        "--quiet"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "peer np_targets:np_exp" in p.stdout, p.stdout + p.stderr
+    return work / "run"
+
+
+def test_peers_in_a_browser(peer_run, browser):
+    """nbx beside a callable target from a real run: one chart per dtype that renders, a purple
+    foot on the grid's cells the target measured too, whose click opens a detail with the target's
+    figures beside nbx's, and the way from there to the op on its dtype's chart and back."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    name = "np_targets:np_exp"
+    rep = load_report(peer_run)
+    theirs = {m.key()[:3]: m for m in rep.measurements if not m.is_nbx}
+    assert {m.target for m in theirs.values()} == {name}
+    assert set(theirs) == {("exp", "float16", "bank"), ("exp", "float16", "exhaustive16"),
+                           ("exp", "float32", "bank"), ("exp", "float32", "sweep")}
+    d = browser
+    d.get_log("performance")
+    d.get((peer_run / "report.html").as_uri())
+    WebDriverWait(d, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "div.peerchart svg.peers"))
+
+    # one chart per dtype, drawn: the legend names both, and the float32 chart holds numpy's bar of
+    # misrounded results (nbx has none) and a max ulp dot of each
+    charts = d.find_elements(By.CSS_SELECTOR, "div.peerchart svg.peers")
+    assert [c.get_attribute("aria-label").split(":")[0] for c in charts] == ["nbx and peers, float16",
+                                                                           "nbx and peers, float32"]
+    assert all(c.size["width"] > 100 and c.size["height"] > 200 for c in charts)
+    f32 = charts[1]
+    assert [t.text for t in f32.find_elements(By.TAG_NAME, "text")][:2] == ["nbx", name]
+    strokes = [(p.get_attribute("stroke"), "V" in p.get_attribute("d")) for p in f32.find_elements(By.TAG_NAME, "path")]
+    colors = page_data((peer_run / "report.html").read_text())["pc"]["c"]
+    assert strokes == [(colors[0], False), (colors[1], True), (colors[1], False)]
+    bad = sum(m.not_correctly_rounded + m.wrong for k, m in theirs.items() if k[1] == "float32")
+    cases = sum(m.cases for k, m in theirs.items() if k[1] == "float32")
+    assert bad > 0
+    ActionChains(d).move_to_element(f32.find_element(By.CSS_SELECTOR, "rect.hit")).perform()
+    tip = d.find_element(By.ID, "tip")
+    WebDriverWait(d, 10).until(lambda d: tip.is_displayed())
+    assert f"{name}: {bad:,} misrounded of {cases:,}, max " in tip.text and tip.text.startswith("exp float32")
+
+    # the grid: a purple foot on the cells numpy measured too (its value suites), none on layout
+    peered = d.execute_script("""
+        var trs = document.querySelectorAll('#measurements > tbody > tr');
+        return Array.from(document.querySelectorAll('#grid td.pp')).map(function (td) {
+          var c = trs[+td.dataset.i].cells; return [c[0].textContent, c[1].textContent, c[2].textContent]; });""")
+    assert {tuple(k) for k in peered} == set(theirs)
+    cell = next(c for c, k in zip(d.find_elements(By.CSS_SELECTOR, "#grid td.pp"), peered)
+                if tuple(k) == ("exp", "float32", "sweep"))
+    sweep = theirs[("exp", "float32", "sweep")]
+    ActionChains(d).move_to_element(cell).perform()
+    WebDriverWait(d, 10).until(lambda d: f"{name}: {sweep.not_correctly_rounded:,} of {sweep.cases:,} misrounded"
+                                         in tip.text)
+
+    # a click opens the detail: numpy's figures per suite beside nbx's, as bars and as a table
+    cell.click()
+    detail = d.find_element(By.ID, "detail")
+    WebDriverWait(d, 10).until(lambda d: detail.find_elements(By.CSS_SELECTOR, "svg.peerbars"))
+    assert detail.find_element(By.TAG_NAME, "h3").text.startswith("exp float32 sweep")
+    bars = detail.find_element(By.CSS_SELECTOR, "svg.peerbars")
+    labels = [t.text for t in bars.find_elements(By.TAG_NAME, "text") if " \u00b7 " in t.text]
+    assert labels == ["bank \u00b7 nbx", f"bank \u00b7 {name}", "sweep \u00b7 nbx", f"sweep \u00b7 {name}"]
+    table = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+             for tr in detail.find_elements(By.CSS_SELECTOR, ".peerbox table.w tbody tr")]
+    assert table[3] == ["sweep", name, f"{sweep.cases:,}", fmt_ulp(sweep.max_ulp), f"{sweep.not_correctly_rounded:,}",
+                        f"{sweep.special_mismatches:,}", f"{sweep.wrong:,}", ""]
+    mine = rep.by_key()[("exp", "float32", "sweep")]
+    assert table[2][:5] == ["sweep", "nbx", f"{mine.cases:,}", fmt_ulp(mine.max_ulp), f"{mine.not_correctly_rounded:,}"]
+    assert len(detail.find_elements(By.CSS_SELECTOR, ".fig svg")) == 2           # nbx's plot and histogram
+
+    # from the detail to the op on the float32 chart, and from the float16 chart to its detail
+    detail.find_element(By.XPATH, ".//button[text()='every float32 op beside its peers']").click()
+    assert len(f32.find_elements(By.CSS_SELECTOR, "rect.hl")) == 1
+    assert not charts[0].find_elements(By.CSS_SELECTOR, "rect.hl")
+    charts[0].find_element(By.CSS_SELECTOR, "rect.hit").click()
+    WebDriverWait(d, 10).until(lambda d: detail.find_element(By.TAG_NAME, "h3").text.startswith(
+        "exp float16 exhaustive16"))                                            # its value suite of most cases
+    assert f"exhaustive16 \u00b7 {name}" in detail.find_element(By.CSS_SELECTOR, "svg.peerbars").text
+
+    sent = [json.loads(e["message"])["message"] for e in d.get_log("performance")]
+    urls = [m["params"]["request"]["url"] for m in sent if m["method"] == "Network.requestWillBeSent"]
+    assert all(u.split(":")[0] in ("file", "data", "chrome", "about") for u in urls), urls
     errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
 

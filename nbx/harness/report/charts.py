@@ -1,6 +1,9 @@
-"""Charts of report.html drawn here as inline SVG: nbx beside its peers per dtype, and the trend
-of the whole set of measurements across runs. Plain SVG elements with <title>s to hover, no script
-and no URL, so they show in any browser, scripts off included.
+"""The charts of report.html: the trend of the whole set of measurements across runs, drawn here
+as inline SVG (plain elements with <title>s to hover, no script and no URL: they show with scripts
+off), and the data of nbx beside its peers, which the page's script draws per dtype and into each
+op's detail (the figures of a few thousand peer measurements as inline SVG would take a fifth of
+the page's 2 MB; as data they take a fortieth, and the page's table of peer measurements holds
+them for a reader without scripts).
 
 Counts are drawn on log10(1 + n) and ulps on log10(1 + ulp): 0 sits on the axis, and 1 beside
 8 million both stay visible.
@@ -10,10 +13,13 @@ from __future__ import annotations
 import math
 from html import escape
 
+from nbx.harness.records.measurement import encode_float
+from nbx.harness.report.json_report import Key, Report, fmt_ulp
+from nbx.harness.report.markdown import VALUE_SUITES, peer_groups
+from nbx.harness.report.overview import dtype_rank, suite_rank
 from nbx.harness.report.trends import History
 
 PEER_COLORS = ("#1f5fbf", "#e6550d", "#31a354", "#756bb1")     # nbx first, then each peer
-GROUP_W = 13                      # px per op on the peers chart
 
 
 def _num(v: float) -> str:
@@ -60,60 +66,50 @@ def _axis(out: list[str], x0: float, y0: float, w: float, h: float, top: float, 
                f'text-anchor="middle">{escape(name)}</text>')
 
 
-def peers_svg(dtype: str, rows: list[tuple[str, dict[str, dict]]], targets: list[str]) -> str:
-    """One dtype's chart: per op (rows: op -> target -> peer figures, as markdown.peer_figures
-    aggregates a target's value suites), each target's misrounded count (top) and max ulp
-    (bottom), nbx first. A missing bar is a target without the op."""
-    L, T, PH, GAP, BOT = 48, 18, 90, 14, 112
-    n = max(len(rows), 1)
-    w = n * GROUP_W
-    width, height = L + w + 10, T + 2 * PH + GAP + BOT
-    bw = max(2.0, (GROUP_W - 3) / len(targets))
-    bad_top = max([_log(a["bad"]) for _, by in rows for a in by.values()] + [_log(10)])
-    ulps = [a["max_ulp"] for _, by in rows for a in by.values()]
-    ulp_top = max([_log(u) for u in ulps if math.isfinite(u)] + [_log(1)]) * 1.15
-    out = [f'<svg class="peers" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-           f'role="img" aria-label="nbx and peers, {escape(dtype)}: misrounded and max ulp per op">']
-    y1 = T + PH + GAP
-    _axis(out, L, T, w, PH, bad_top, "misrounded")
-    _axis(out, L, y1, w, PH, ulp_top, "max ulp", (1, 2, 5))
-    bars = {t: [] for t in targets}
-    marks = {t: [] for t in targets}
-    hover = []
-    for i, (op, by) in enumerate(rows):
-        gx = L + i * GROUP_W
-        for j, t in enumerate(targets):
-            a = by.get(t)
-            if a is None:
-                continue
-            x = gx + 1.5 + (j + 0.5) * bw
-            if a["bad"] > 0:
-                bars[t].append(f"M{_num(x)} {T + PH}V{_num(T + PH - _log(a['bad']) / bad_top * PH)}")
-            u = a["max_ulp"]
-            if u == u:
-                y = y1 + 2 if math.isinf(u) else y1 + PH - min(_log(u), ulp_top) / ulp_top * PH
-                marks[t].append(f"M{_num(x)} {_num(y)}h0")
-        figures = "; ".join(f"{t}: {a['bad']:,} misrounded of {a['cases']:,}, max {_fmt(a['max_ulp'])} ulp"
-                            + (", raised" if a["error"] else "") for t, a in by.items())
-        hover.append(f'<rect class="hit" x="{gx}" y="{T}" width="{GROUP_W}" height="{2 * PH + GAP}">'
-                     f'<title>{escape(op)} {escape(dtype)}: {escape(figures)}</title></rect>')
-        lx, ly = gx + GROUP_W / 2 + 3, y1 + PH + 6
-        out.append(f'<text x="{_num(lx)}" y="{ly}" transform="rotate(-60 {_num(lx)} {ly})" '
-                   f'text-anchor="end">{escape(op[:22])}</text>')
-    for j, t in enumerate(targets):
-        color = PEER_COLORS[j % len(PEER_COLORS)]
-        if bars[t]:
-            out.append(f'<path d="{"".join(bars[t])}" stroke="{color}" stroke-width="{_num(bw)}"/>')
-        if marks[t]:
-            out.append(f'<path d="{"".join(marks[t])}" stroke="{color}" stroke-width="{_num(bw + 1)}" '
-                       'stroke-linecap="round"/>')
-        lx = L + j * 70
-        out.append(f'<rect x="{lx}" y="4" width="10" height="9" fill="{color}"/>'
-                   f'<text x="{lx + 13}" y="12">{escape(t)}</text>')
-    out.append(f'<text x="{L + 4}" y="{y1 + 10}">inf at the top</text>')
-    out += hover
-    out.append("</svg>")
-    return "".join(out)
+def _compact_ulp(v: float) -> float | str:
+    return encode_float(float(f"{v:.4g}")) if math.isfinite(v) else encode_float(v)
+
+
+def peers_data(report: Report, index: dict[Key, int]) -> dict | None:
+    """nbx beside its peers, as the page's script draws it (one chart per dtype, and each op's
+    figures in its grid detail); None where the report holds no peer's measurement.
+
+    {"t": the targets, nbx first; "c": their colors; "vs": the value suites; "d": per dtype, in
+    the grid's order, [dtype, ops]: per op [op, the page index of nbx's measurement a click opens
+    (its value suite of most cases; null if nbx has none), then per target [misrounded (or wrong,
+    for exact results), max ulp, cases, special mismatches, 1 if it raised] over the value suites
+    (markdown.peer_figures), or 0 where the target lacks the op]}. Per peer measurement, the rows
+    of the page's peer table: peer_rows."""
+    groups = peer_groups(report)
+    if not groups:
+        return None
+    targets = ["nbx"] + sorted({m.target for m in report.measurements if not m.is_nbx})
+    opened: dict[tuple[str, str], tuple[int, int]] = {}
+    for m in report.measurements:
+        i = index.get(m.key())
+        if m.is_nbx and i is not None and m.suite in VALUE_SUITES:
+            best = opened.get((m.op, m.dtype))
+            if best is None or m.cases > best[0]:
+                opened[(m.op, m.dtype)] = (m.cases, i)
+    by_dtype: dict[str, list] = {}
+    for (op, dtype), by in sorted(groups.items()):
+        figures = [[a["bad"], _compact_ulp(a["max_ulp"]), a["cases"], a["specials"], int(bool(a["error"]))]
+                   if (a := by.get(t)) is not None else 0 for t in targets]
+        by_dtype.setdefault(dtype, []).append([op, opened.get((op, dtype), (0, None))[1], *figures])
+    return {"t": targets, "c": [PEER_COLORS[j % len(PEER_COLORS)] for j in range(len(targets))],
+            "vs": list(VALUE_SUITES),
+            "d": [[dt, by_dtype[dt]] for dt in sorted(by_dtype, key=dtype_rank)]}
+
+
+def peer_rows(report: Report) -> list[list[str]]:
+    """The page's peer table: per peer measurement, by op, dtype, suite and target, its cells op,
+    dtype, suite, target, cases, max ulp, misrounded, special mismatches, wrong, and what it raised
+    (its first line)."""
+    ms = sorted((m for m in report.measurements if not m.is_nbx),
+                key=lambda m: (m.op, dtype_rank(m.dtype), suite_rank(m.suite), m.target))
+    return [[m.op, m.dtype, m.suite, m.target, str(m.cases), fmt_ulp(m.max_ulp), str(m.not_correctly_rounded),
+             str(m.special_mismatches), str(m.wrong), (m.error.strip().splitlines() or [""])[0][:200]]
+            for m in ms]
 
 
 def trend_svg(h: History) -> str:

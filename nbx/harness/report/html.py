@@ -2,11 +2,12 @@
 
 The page opens on the overview (overview.py): ops against (dtype, suite), each cell colored by its
 status and labelled with max ulp and the count misrounded; hovering names the figures, a click
-draws that measurement's detail under the grid: its trend over the earlier runs (trends.py), its
-plots and worst inputs. Then the trend of the whole set and the regressions, nbx beside its peers
-per dtype (charts.py, inline SVG), the plots that matter, the measurement table (sort by any
-column; filter by words) and the run's details. It makes no network request: CSS, script and data
-are inline and it names no URL.
+draws that measurement's detail under the grid: its figures beside each peer's on the same inputs
+(a cell a peer measured too has a purple foot), its trend over the earlier runs (trends.py), its
+plots and worst inputs. Then nbx beside its peers per dtype (charts.peers_data, drawn by the script)
+and the table of the peers' measurements, the trend of the whole set and the regressions, the plots
+that matter, the table of nbx's measurements (sort by any column; filter by words) and the run's
+details. It makes no network request: CSS, script and data are inline and it names no URL.
 
 Drawn when the page opens ("what matters"): measurements that fail (the gate's verdict when given,
 else a max ulp over the budget), those closest to their budget, and those changed against a
@@ -18,12 +19,14 @@ Plot data, per measurement: the axis ranges, then each point as a cell of a 180 
 the plot area (a cell is two pixels of the drawn plot; a point is drawn three wide), the distinct
 cells sorted and written as deltas in a base-32 varint over the 64 URL-safe base64 digits
 (`encode_cells`): about one character a point. Plots not drawn up front fall back to coarser grids
-while their points exceed POINTS_BUDGET characters, and embed only their worst input's row (their
-plot still rings every worst input), so that a nightly report of ~2,400 measurements stays under
-2 MB even with 400 scattered points in every plot and ten runs of trends, whose text is taken
-from the points' budget (tests/test_report_html.py). The 3,264 measurements of a ci run on the
-interpreter make a page of about 1.5 MB with two earlier runs (the grid 0.15 MB, the trends'
-data 0.12 MB; 1.0 MB without either).
+while their points exceed POINTS_BUDGET characters, less what the trends and the peers take, and
+embed only their worst input's row (their plot still rings every worst input). A peer's
+measurements have no plot on the page (report.json keeps them): a row of the peer table each, and
+their figures per op in the charts' data. A nightly report of ~2,400 measurements stays under
+2 MB even with 400 scattered points in every plot, ten runs of trends and a peer beside nbx on
+2,280 of them (1.95 MB; tests/test_report_html.py). The 3,264 measurements of a ci run on the
+interpreter make a page of 1.31 MB; 1.42 MB with ten earlier runs (1.67 MB where every figure
+moves across them), and 1.69 MB (1.94 MB) with a peer's 2,300 value-suite measurements beside.
 """
 
 from __future__ import annotations
@@ -44,7 +47,6 @@ from nbx.harness.records.measurement import Measurement, encode_float
 from nbx.harness.report import charts, overview, trends
 from nbx.harness.report.diff import diff_reports
 from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp, severity
-from nbx.harness.report.markdown import peer_groups
 
 # The plot grid (cells) over the template's 360 x 170 px plot area, then the coarser grids that
 # the plots not drawn up front fall back to while their points exceed POINTS_BUDGET characters.
@@ -58,6 +60,7 @@ CHANGED_PLOTS = 12
 WORST_ROWS_FEATURED = 8          # worst-input rows embedded for a drawn or failing measurement
 WORST_ROWS_OTHER = 1             # and for any other (the plot still rings all of them)
 SPLIT_BINS = 10                  # a histogram of one bin is drawn as this many from its sample
+PEER_ROW_CHARS = 50              # the markup of a row of the peer table, besides its cells' text
 
 COLUMNS = (  # header, "num" or "str"
     ("op", "str"), ("dtype", "str"), ("suite", "str"), ("cases", "num"), ("max ulp", "num"),
@@ -290,23 +293,15 @@ class _Row:
     reasons: list[str] = field(default_factory=list)
 
 
-def _row(i: int, m: Measurement, msgs: list[str], gated: bool, budget: float | None,
-         target_col: bool = False) -> _Row:
-    if not m.is_nbx:
-        budget, msgs = None, []           # a peer (`nbx run --target torch`): reported, not gated
+def _row(i: int, m: Measurement, msgs: list[str], gated: bool, budget: float | None) -> _Row:
     cells = [m.op, m.dtype, m.suite, _num(m.cases), _num(m.max_ulp),
              "" if budget is None else fmt_ulp(budget), _num(m.order_max_ulp) if m.order_cases else "",
              _num(m.mean_ulp), _num(m.p999_ulp),
              fmt_frac(m.frac_not_correctly_rounded), _num(m.special_mismatches), _num(m.wrong),
              _num(m.close_calls), _num(m.unresolved), _num(m.layouts), f"{m.wall_s:.3g}"]
-    if target_col:
-        cells.append(m.target)
     exact = {4: _sort_value(m.max_ulp), 8: _sort_value(m.p999_ulp)}
     if m.order_cases:
         exact[6] = _sort_value(m.order_max_ulp)
-    if not m.is_nbx:
-        status = f"{m.target_info or m.target}, not gated" + (f": {m.error}" if m.error else "")
-        return _Row(i, m, "", status, None, cells, [exact.get(k, "") for k in range(len(cells))])
     status = m.error or "; ".join(msgs) or ("ok" if gated else "")
     cls = "error" if m.error else ("fail" if msgs else "")
     return _Row(i, m, cls, status, budget, cells, [exact.get(k, "") for k in range(len(cells))])
@@ -443,11 +438,12 @@ GRID_STATUS = {s: f"c{i}" for i, s in enumerate(overview.STATUSES)}      # the c
 REGRESSION_ROWS = 40
 
 
-def _grid(ov: overview.Overview, index: dict[Key, int], marks: dict[Key, str]) -> dict:
+def _grid(ov: overview.Overview, index: dict[Key, int], marks: dict[Key, str], peered: set[Key]) -> dict:
     """The overview as the template writes it: dtype groups, suite columns, and per op its
     cells as (classes, measurement index or None, label lines, hover text for cells with none).
     A cell whose figures got worse against the previous report (overview.change_marks) has the
-    class "cw", one that only got better "cb" (a corner mark)."""
+    class "cw", one that only got better "cb" (a corner mark); one that a peer measured too (its
+    key in `peered`) "pp" (a bar along its foot)."""
     groups: list[list] = []
     for dtype, suite in ov.columns:
         if groups and groups[-1][0] == dtype:
@@ -464,6 +460,8 @@ def _grid(ov: overview.Overview, index: dict[Key, int], marks: dict[Key, str]) -
                 continue
             i = index.get(c.key) if c.measurement is not None else None
             mark = {"worse": " cw", "better": " cb"}.get(marks.get(c.key, ""), "")
+            if c.key in peered:
+                mark += " pp"
             cells.append((GRID_STATUS[c.status] + mark, i, c.label, "" if i is not None else c.describe()))
         rows.append((op, cells))
     counts = ov.counts()
@@ -500,13 +498,13 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
     fails = overview.failure_map(verdict, failures)
     gated = fails is not None
     changes = _changes(previous, report)
-    ms = sorted(report.measurements, key=severity)
-    peers = sorted({m.target_info or m.target for m in ms if not m.is_nbx})
-    columns = COLUMNS + ((("target", "str"),) if peers else ())
+    # the table, the grid and the plots are nbx's; a peer's measurements are its own table and charts
+    ms = sorted((m for m in report.measurements if m.is_nbx), key=severity)
+    theirs = [m for m in report.measurements if not m.is_nbx]
+    peers = sorted({m.target_info or m.target for m in theirs})
     rows = []
     for i, m in enumerate(ms):
-        row = _row(i, m, (fails or {}).get(m.key()) or [], gated,
-                   table.get(B.key(m.op, m.dtype)), bool(peers))
+        row = _row(i, m, (fails or {}).get(m.key()) or [], gated, table.get(B.key(m.op, m.dtype)))
         row.change = "; ".join(changes.get(m.key(), []))
         rows.append(row)
     groups = _featured(rows, gated, changes)
@@ -520,8 +518,12 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
     common_edges = list(edges.most_common(1)[0][0]) if edges else []
     trend = hist if hist is not None and hist.earlier else None
     trend_data = _trend_data(trend, index) if trend is not None else None
-    # the trends share the page's budget with the points
-    points_budget = POINTS_BUDGET - (len(json.dumps(trend_data, separators=(",", ":"))) if trend_data else 0)
+    peer_data = charts.peers_data(report, index)
+    peer_rows = charts.peer_rows(report)
+    # the trends and the peers share the page's budget with the points
+    points_budget = (POINTS_BUDGET - (len(json.dumps(trend_data, separators=(",", ":"))) if trend_data else 0)
+                     - (len(json.dumps(peer_data, separators=(",", ":"))) if peer_data else 0)
+                     - sum(PEER_ROW_CHARS + sum(map(len, r)) for r in peer_rows))
     data = [plot_data(r.m, r.budget) for r in rows]
     for grid in GRIDS[1:]:
         rest = [r.i for r in rows if r.i not in featured and "p" in data[r.i]]
@@ -543,17 +545,8 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
         if c is not None:
             d["s"] = GRID_STATUS[c.status]
 
-    peer_charts = []
-    if peers:
-        by_dtype: dict[str, list] = {}
-        for (op, dtype), by in sorted(peer_groups(report).items()):
-            by_dtype.setdefault(dtype, []).append((op, by))
-        names = ["nbx"] + sorted({m.target for m in ms if not m.is_nbx})
-        peer_charts = [(dt, charts.peers_svg(dt, by_dtype[dt], names))
-                       for dt in sorted(by_dtype, key=lambda d: overview.dtype_rank(d))]
-
     n_fail = sum(1 for r in rows if r.cls == "fail")
-    n_err = sum(1 for r in rows if r.m.error and r.m.is_nbx)
+    n_err = sum(1 for r in rows if r.m.error)
     meta = [("backend id", report.backend_id or "(unknown)")] + [
         (k, str(v)) for k, v in sorted(report.backend.items()) if k != "id"] + [
         ("commit", report.git_commit or "(unknown)"), ("profile", report.profile),
@@ -581,18 +574,20 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
     return _template().render(
         title=f"nbx report {report.backend_id} {report.run_id}",
         backend=report.backend_id or "(unknown backend)", verdict=verdict_text,
-        report=report, meta=meta, columns=columns, budget_col=[h for h, _ in columns].index("budget"),
+        report=report, meta=meta, columns=COLUMNS, budget_col=[h for h, _ in COLUMNS].index("budget"),
         rows=rows, groups=groups, anchor=_anchor, compared=previous is not None, gated=gated,
         counts=dict(measurements=len(ms), cases=sum(m.cases for m in ms), errors=n_err,
-                    failing=n_fail),
-        grid=_grid(ov, index, marks), near=overview.NEAR_BUDGET, trend=trend,
+                    failing=n_fail, peer_measurements=len(theirs)),
+        grid=_grid(ov, index, marks, {(m.op, m.dtype, m.suite) for m in theirs}), near=overview.NEAR_BUDGET,
+        trend=trend,
         changed=(sum(1 for v in marks.values() if v == "worse"), sum(1 for v in marks.values() if v == "better")),
         trend_svg=charts.trend_svg(trend) if trend is not None else "",
         regressions=regressions, n_regressions=len(trend.regressions) if trend is not None else 0,
-        history_note=_history_note(hist), peer_charts=peer_charts, peers=peers,
+        history_note=_history_note(hist), peers=peers, peer_rows=peer_rows,
+        peer_dtypes=[dt for dt, _ in peer_data["d"]] if peer_data else [],
         data={"grid": list(GRIDS[0]), "edges": common_edges, "digits": DIGITS, "m": data,
               "st": {GRID_STATUS[s]: overview.STATUS_TEXT[s] for s in overview.STATUSES},
-              "t": trend_data})
+              "t": trend_data, "pc": peer_data})
 
 
 def _history_note(h: trends.History | None) -> str:

@@ -520,7 +520,10 @@ PEER_ROWS = 60              # rows of the side-by-side table; the rest are count
 def peer_figures(ms: list[Measurement]) -> dict:
     """One target's figures for an op and dtype over its value suites: cases, max_ulp, bad
     (misrounded or wrong results), specials and the first error."""
-    return {"cases": sum(m.cases for m in ms), "max_ulp": max((m.max_ulp for m in ms), default=0.0),
+    # nan (a figure that could not be computed) outranks any number, whichever suite comes first
+    return {"cases": sum(m.cases for m in ms),
+            "max_ulp": max((m.max_ulp for m in ms), key=lambda u: (u != u, u if u == u else 0.0),
+                           default=0.0),
             "bad": sum(m.not_correctly_rounded + m.wrong for m in ms),
             "specials": sum(m.special_mismatches for m in ms),
             "error": next((m.error for m in ms if m.error), "")}

@@ -210,7 +210,7 @@ def dtype_rank(name: str) -> tuple:
             name)
 
 
-def _suite_rank(name: str) -> tuple:
+def suite_rank(name: str) -> tuple:
     return (SUITES.index(name) if name in SUITES else len(SUITES), name)
 
 
@@ -222,7 +222,7 @@ def build(report: Report, *, budgets: dict, verdict=None, failures: dict | None 
     gated = fails is not None
     fails = fails or {}
     ms = [m for m in report.measurements if m.is_nbx]
-    columns = sorted({(m.dtype, m.suite) for m in ms}, key=lambda c: (dtype_rank(c[0]), _suite_rank(c[1])))
+    columns = sorted({(m.dtype, m.suite) for m in ms}, key=lambda c: (dtype_rank(c[0]), suite_rank(c[1])))
     ops = {m.op for m in ms}
     cells: dict[Key, Cell] = {}
     for m in ms:
