@@ -60,22 +60,6 @@ def ulp_distance(got: np.ndarray, ref: np.ndarray, d: D.DType) -> np.ndarray:
         return np.abs(g - r) / ulp(r, d)
 
 
-def host_blind(op: str, xs, d: D.DType) -> np.ndarray:
-    """Where the host's mpmath takes swiglu's (silu_and_mul's) value for an exact tie: gate >= 600
-    with gate up a midpoint of d. The value is gate up (1 - e^-gate + ...); Ziv's last two
-    evaluations, at 896 and 1024 bits, both sit on the midpoint once e^-gate < 2^-888 (gate > 615),
-    and the exact-value rule (measure.round_exact_or_ziv) then calls it a tie. The device's residual
-    decides these; tests/test_device_residuals.py holds it against mpmath at the precision e^-gate
-    needs."""
-    if op not in ("swiglu", "silu_and_mul"):
-        return np.zeros(len(xs[0]), bool)
-    with np.errstate(all="ignore"):
-        g, u = (np.asarray(x).astype(np.float64) for x in xs[:2])
-        m = g * u
-        q = m / ulp(m, d)
-        return (g >= 600) & np.isfinite(m) & (np.abs(q - np.floor(q)) == 0.5)
-
-
 # ---------------------------------------------------------------------- the CLI in a subprocess
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,8 +7,8 @@ rounded results, none is left undecided, and a residual of the wrong sign is cau
 - glu and swiglu with a tiny b or gate (m/2 + m b/4), swiglu with gate >= 38 (gate up, 25 bits),
   and lerp's TwoSum errors, on the stratified float32 sample (device_score.stratified_tuples).
 The truth is mpmath at a precision that holds the exact value's offset (for swiglu's gate >= 38
-that offset is m e^-gate; past gate = 4000 only its sign is compared, from -m/(1 + e^gate)): the
-host's round_exact_or_ziv takes m for an exact tie past gate ~ 615 (helpers.host_blind)."""
+that offset is m e^-gate; past gate = 4000 only its sign is compared, from -m/(1 + e^gate)); the
+host's round_exact_or_ziv decides the same by the oracle's splits (tests/test_exact_value_rule.py)."""
 import dataclasses
 import math
 

@@ -20,7 +20,6 @@ from nbx.harness.scoring.host import Accumulator, score
 from nbx.harness.targets.target import Target
 from nbx.ops import FUNCTIONS
 
-from helpers import host_blind
 
 SP = np.array(stratified.SPECIALS32, dtype=np.int64)
 
@@ -165,17 +164,7 @@ def test_device_sample_matches_the_host(op, params, tol):
     assert not dev.error, dev.error
     assert dev.cases == host.cases == hi - lo
     assert dev.decided_on_device + dev.undecided == hi - lo
-    # where mpmath takes swiglu's value for an exact tie (helpers.host_blind) the device decides by
-    # its residual: the counts differ by those tuples' decisions
-    arrays = X.tuples(t, 0, np.arange(lo, hi))
-    blind = host_blind(op, arrays, nbx.float32)
-    shift = 0
-    if blind.any():
-        xs = [a[blind] for a in arrays]
-        got = t.run(xs)
-        shift = DS.score(X.device_oracle(t), [nbx.from_numpy(x) for x in xs], nbx.from_numpy(got)).misrounded - \
-            int(score(t, xs, got).not_cr.sum())
-    assert (dev.not_correctly_rounded - shift, dev.special_mismatches) == \
+    assert (dev.not_correctly_rounded, dev.special_mismatches) == \
         (host.not_correctly_rounded, host.special_mismatches)
     assert math.isclose(dev.max_ulp, host.max_ulp, rel_tol=1e-6, abs_tol=tol or 1e-9)
     assert math.isclose(dev.mean_ulp, host.mean_ulp, rel_tol=1e-6, abs_tol=tol or 1e-9)

@@ -291,8 +291,10 @@ def _swiglu_impl(gate, up, NARROW: tl.constexpr):
     if NARROW or gate.dtype == tl.float32:
         # from gate ~ 37.4 on sigmoid(gate) is 1.0 in float64 and gate*up, a tie where it has one bit
         # more than the format (float16 62 * 62.5 = 3875), loses -gate up e^-gate (float16 16 and
-        # bfloat16 27 of 2^16 nightly pairs misrounded without)
-        r = tl.where(g > 32.0, m.with_residual(gu, gu * m.exp(g * -1.0) * -1.0), r)
+        # bfloat16 27 of 2^16 nightly pairs misrounded without). Only the residual's sign counts once
+        # it is below half a float64 ulp of gate up; e^-gate underflows to 0 from gate ~ 745 on, so
+        # it is kept at 2^-200 or more (gate = 3 2^98 with gate up a float32 tie: misrounded without)
+        r = tl.where(g > 32.0, m.with_residual(gu, gu * tl.maximum(m.exp(g * -1.0), 2.0 ** -200) * -1.0), r)
     return tl.where(g == -float("inf"), _neg_zero(g) * u, r).to(gate.dtype)
 
 

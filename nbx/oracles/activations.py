@@ -8,7 +8,8 @@ import math
 import numpy as np
 from mpmath import mp
 
-from .base import INF, LN2, NAN, MpConst, exact_add, exact_mul, oracle, unary_rows, vectorize
+from .base import (INF, LN2, NAN, MpConst, exact_add, exact_half, exact_mul, from_fraction, oracle, to_fraction,
+                   unary_rows, vectorize)
 
 REAL = "real"
 EXACT = "exactly-representable"
@@ -91,6 +92,91 @@ def _at_zero_softplus(p):
     return LN2 if beta == 1 else MpConst(lambda: mp.log(2) / beta)
 
 
+# Splits (base.py, "Oracle splits"): value = exact main + a rest evaluated on its own, for the ops whose
+# value comes within 2^-888 of a dyadic main part that can be a rounding midpoint; every working
+# precision up to 1024 bits then returns the main part, and only the rest's sign decides the rounding.
+# - m sigmoid(t) with m exact (silu: x sigmoid(x); glu: a sigmoid(b); swiglu: (gate up) sigmoid(gate);
+#   gelu tanh: x sigmoid(2u)) is m - m/(1 + e^t): the rest is below 2^-888 |m| from t ~ 616 on, and m =
+#   gate up of two floats is a midpoint where it has p + 1 significant bits, in every format. It is also
+#   m/2 + m tanh(t/2)/2: below 2^-1016 |m| for |t| < 2^-1015 (float64 operands only), where m/2 is a
+#   midpoint for an m with an odd last bit in the subnormal grid. sigmoid(t) is transcendental for a
+#   rational t != 0 (e^t is, Lindemann), so the value is never exact where the rest is not 0.
+# - gelu: x/2 erfc(-x/sqrt2) = x - x/2 erfc(x/sqrt2) = x/2 + x/2 erf(x/sqrt2); the second for float64's
+#   smallest x, as above.
+# - elu (x < 0): alpha expm1(x) = -alpha + alpha e^x (x < -710, where a parameter alpha may be a
+#   midpoint of the output format) = alpha x + alpha (expm1(x) - x) (|x| < 2^-1015: alpha x is a midpoint
+#   for alpha = 0.5 and an odd subnormal x); celu's -alpha + alpha e^(x/alpha) likewise (its small-x part
+#   is x itself, a value of the output format, which Ziv's loop decides).
+# - hardswish (|x| < 3): x(x + 3)/6 = x/2 + x^2/6, rational: for |x| < 2^-1016 every working precision
+#   rounds it to x/2. With x = M 2^e (M odd) the value is dyadic only where 3 divides M, and may then be
+#   an exact tie, or x/2 plus a dyadic rest of 2000 bits; there the split is the exact value, rest 0.
+# The other activations approach only values of the output format (sigmoid's 0, 1/2 and 1, tanh's +-1,
+# mish's, softplus's and log_sigmoid's x), no dyadic value (selu's decimal constants, mish's 3x/5,
+# softplus's log 2/beta), or are exact (relu, threshold, leaky_relu, hardsigmoid, dropout).
+def _sigmoid_splits(factors):
+    """The two splits of m sigmoid(t), (m, t) = factors(*inputs, **params) with m exact: the first for
+    t > 1, the second for |t| < 1 (elsewhere main and rest cancel). At t = 0 the value m/2 is exact:
+    the second has rest 0."""
+    def whole(*xs, **kw):
+        m, t = factors(*xs, **kw)
+        return (m, -m / (1 + mp.exp(t))) if t > 1 else None
+
+    def half(*xs, **kw):
+        m, t = factors(*xs, **kw)
+        return (exact_half(m), m * mp.tanh(t / 2) / 2) if abs(t) < 1 else None
+    return whole, half
+
+
+def _gelu_splits():
+    def whole(x, approximate="none"):
+        if not x > 1:
+            return None
+        if approximate == "tanh":
+            return x, -x / (1 + mp.exp(2 * _gelu_tanh_arg(x)))
+        return x, -x / 2 * mp.erfc(x / mp.sqrt(2))
+
+    def half(x, approximate="none"):
+        if not abs(x) < 1:
+            return None
+        if approximate == "tanh":
+            return exact_half(x), x * mp.tanh(_gelu_tanh_arg(x)) / 2
+        return exact_half(x), x / 2 * mp.erf(x / mp.sqrt(2))
+    return whole, half
+
+
+def _expm1_minus_x(x):
+    """e^x - 1 - x without cancellation: expm1(x) and x agree to about log2(2/|x|) bits, so those many
+    more are carried."""
+    with mp.extraprec(max(0, -int(mp.mag(x))) + 16):
+        return mp.expm1(x) - x
+
+
+def _elu_splits(scaled):
+    """alpha expm1(x/s) for x < 0 (s = 1: elu; s = alpha: celu): -alpha + alpha e^(x/s) for x/s < -700,
+    and for elu alpha x + alpha (expm1(x) - x) for |x| < 1 (elsewhere main and rest cancel). exp(x/alpha)
+    carries the bits its argument's size costs."""
+    def saturated(x, alpha=1.0):
+        if alpha == 0 or not x / (alpha if scaled else 1) < -700:
+            return None
+        if not scaled:
+            return exact_mul(alpha, -1), alpha * mp.exp(x)
+        with mp.extraprec(max(0, int(mp.mag(x)) - int(mp.mag(alpha))) + 16):
+            return exact_mul(alpha, -1), alpha * mp.exp(x / alpha)
+
+    def linear(x, alpha=1.0):
+        return None if not -1 < x < 0 or alpha == 0 else (exact_mul(alpha, x), alpha * _expm1_minus_x(x))
+    return (saturated,) if scaled else (saturated, linear)
+
+
+def _hardswish_split(x):
+    if not 0 < abs(x) < 3:
+        return None
+    q = to_fraction(x) * (to_fraction(x) + 3) / 6
+    if q.denominator & (q.denominator - 1) == 0:
+        return from_fraction(q), mp.zero
+    return exact_half(x), exact_mul(x, x) / 6
+
+
 SELU_ALPHA_F, SELU_SCALE_F = float(SELU_ALPHA), float(SELU_SCALE)
 SELU_AT_NINF = MpConst(lambda: -mp.mpf(SELU_SCALE) * mp.mpf(SELU_ALPHA))
 
@@ -119,9 +205,9 @@ ORACLES = [
            specials=unary_rows(NAN, 1.0, 0.0, 0.5, 0.5, (-1000.0, 0.0), (1000.0, 1.0)),
            notes="the +-1000 rows are the exact values rounded: 0 and 1 in every format"),
     oracle("silu", 1, REAL, silu_f64, lambda x: x / (1 + mp.exp(-x)),
-           specials=unary_rows(NAN, INF, -0.0, 0.0, -0.0)),
+           specials=unary_rows(NAN, INF, -0.0, 0.0, -0.0), splits=_sigmoid_splits(lambda x: (x, x))),
     oracle("gelu", 1, REAL, gelu_f64, gelu_mp, params={"approximate": "none"},
-           specials=unary_rows(NAN, INF, -0.0, 0.0, -0.0),
+           specials=unary_rows(NAN, INF, -0.0, 0.0, -0.0), splits=_gelu_splits(),
            notes="'none': x/2*erfc(-x/sqrt2) (= 0.5x(1+erf(x/sqrt2)) without cancellation); "
                  "'tanh': 0.5x(1+tanh(u)) = x/(1+exp(-2u)), the constant 0.044715 as a decimal"),
     oracle("tanh", 1, REAL, np.tanh, mp.tanh, specials=unary_rows(NAN, 1.0, -1.0, 0.0, -0.0)),
@@ -132,7 +218,7 @@ ORACLES = [
            lambda x: np.where(x <= -3.0, 0.0, np.where(x >= 3.0, x, x * (x + 3.0) / 6.0)),
            lambda x: mp.zero if x <= -3 else (x if x >= 3 else exact_mul(x, exact_add(x, 3)) / 6),
            specials=unary_rows(NAN, INF, 0.0, 0.0, -0.0, (-3.0, 0.0), (3.0, 3.0)),
-           zero_sign_matters=False,
+           zero_sign_matters=False, splits=(_hardswish_split,),
            notes="the piecewise definition (0 for x <= -3, x for x >= 3): hardswish(-inf) = 0 "
                  "where ATen's x*min(max(x+3,0),6)/6 gives NaN; the zero's sign for x <= -3 is "
                  "-0 in ATen's formula and +0 in the definition, so it is not compared"),
@@ -147,11 +233,13 @@ ORACLES = [
     oracle("elu", 1, REAL, lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x)),
            lambda x, alpha=1.0: x if x > 0 else alpha * mp.expm1(x), params={"alpha": 1.0},
            specials=unary_rows(NAN, INF, lambda p: -p["alpha"], 0.0,
-                               lambda p: -0.0 if p["alpha"] >= 0 else 0.0)),
+                               lambda p: -0.0 if p["alpha"] >= 0 else 0.0),
+           splits=_elu_splits(scaled=False)),
     oracle("celu", 1, REAL, lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x / alpha)),
            lambda x, alpha=1.0: x if x > 0 else alpha * mp.expm1(x / alpha),
            params={"alpha": 1.0},
            specials=unary_rows(NAN, INF, lambda p: -p["alpha"], 0.0, -0.0),
+           splits=_elu_splits(scaled=True),
            notes="ATen's form x > 0 ? x : alpha*expm1(x/alpha), equal to max(0,x) + min(0, "
                  "alpha*expm1(x/alpha)) except that celu(-0) = -0 (the max/min form gives +0)"),
     oracle("selu", 1, REAL,
@@ -178,18 +266,21 @@ ORACLES = [
                      ((INF, -INF), NAN), ((1.0, INF), 1.0), ((1.0, -INF), 0.0),
                      ((-1.0, -INF), -0.0), ((0.0, 0.0), 0.0), ((-0.0, 0.0), -0.0),
                      ((2.0, 0.0), 1.0)),
+           splits=_sigmoid_splits(lambda a, b: (a, b)),
            notes="binary on the two halves: a * sigmoid(b)"),
     oracle("swiglu", 2, REAL, gated_silu_f64,
            lambda gate, up: gate * up / (1 + mp.exp(-gate)),
            specials=(((NAN, 1.0), NAN), ((1.0, NAN), NAN), ((INF, 1.0), INF),
                      ((-INF, 1.0), -0.0), ((-INF, INF), NAN), ((0.0, 1.0), 0.0),
                      ((-0.0, 1.0), -0.0), ((1.0, INF), INF), ((0.0, -1.0), -0.0)),
+           splits=_sigmoid_splits(lambda gate, up: (exact_mul(gate, up), gate)),
            notes="silu(gate) * up"),
     oracle("silu_and_mul", 2, REAL, gated_silu_f64,
            lambda gate, up: gate * up / (1 + mp.exp(-gate)),
            specials=(((NAN, 1.0), NAN), ((1.0, NAN), NAN), ((INF, 1.0), INF),
                      ((-INF, 1.0), -0.0), ((-INF, INF), NAN), ((0.0, 1.0), 0.0),
                      ((-0.0, 1.0), -0.0), ((1.0, INF), INF), ((0.0, -1.0), -0.0)),
+           splits=_sigmoid_splits(lambda gate, up: (exact_mul(gate, up), gate)),
            notes="binary on the two halves of the last dim: silu(first) * second"),
     oracle("dropout", 1, EXACT, _identity, _identity, _identity,
            specials=unary_rows(NAN, INF, -INF, 0.0, -0.0),

@@ -45,6 +45,7 @@ class Oracle:
     notes: str = ""
     declared_at: str = ""           # "path:line" of the oracle(...) call (nbx where)
     output_format: tuple = ()       # entries of OUTPUT_FORMAT: what the harness passes about the output
+    splits: tuple = ()              # forms value = main + rest that keep a tiny rest (Oracle splits, below)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -101,14 +102,30 @@ def quiet(fn: Callable) -> Callable:
 
 
 def oracle(name, arity, kind, f64, mp=None, exact_int=None, domain=None, specials=(),
-           params=None, zero_sign_matters=True, notes="", output_format=()) -> Oracle:
+           params=None, zero_sign_matters=True, notes="", output_format=(), splits=()) -> Oracle:
     caller = sys._getframe(1)
     return Oracle(name=name, arity=arity, kind=kind, f64=quiet(f64), mp=mp, exact_int=exact_int,
                   domain=tuple(domain) if domain is not None else ((-INF, INF),) * arity,
                   specials=tuple((tuple(i), o) for i, o in specials),
                   params=dict(params or {}), zero_sign_matters=zero_sign_matters, notes=notes,
-                  output_format=tuple(output_format),
+                  output_format=tuple(output_format), splits=tuple(splits),
                   declared_at=f"{caller.f_code.co_filename}:{caller.f_lineno}")
+
+
+# Oracle splits. The host decides a close call by Ziv's loop up to 1024 bits and, where that cannot
+# decide, by the exact-value rule: a value that mpmath gives identically at p + 32 and 2(p + 32) bits is
+# exact, and an exact tie goes to even (scoring/host.py, round_exact_or_ziv). That holds for sums, products
+# and quotients of floats and for dyadic constants. It does not hold for an exact part plus a rest below
+# 2^-888 of it: every working precision up to 1024 bits returns the exact part, and where that part is a
+# rounding midpoint only the rest's sign tells the side (float16 swiglu(711, 5) = 3555 - 3555/(1 + e^711)
+# rounds to 3554, not to the even 3556). A split states such a form: a function of the op's mpf
+# inputs and parameters that returns (main, rest), main the exact part (a dyadic mpf from exact_add,
+# exact_mul, exact_half or from_fraction) and rest = value - main evaluated on its own, without
+# cancellation, to within a few units of the working precision relative to itself; or None where the form
+# does not apply. Where a split applies the value is exact only if its rest is 0 (a split returns None
+# where the value could be dyadic otherwise). mpmath's exponents are unbounded, so a rest of e^-(10^30)
+# keeps its sign, and main + rest rounds correctly (rounding.round_split_correctly); the exact-value rule
+# is used only where no split applies.
 
 
 def unary_rows(at_nan, at_inf, at_ninf, at_zero, at_nzero, *extra):
@@ -147,6 +164,10 @@ def exact_mul(*xs):
 
 def exact_sub(x, y):
     return mp.fsub(x, y, exact=True)
+
+
+def exact_half(x):
+    return mp.fmul(x, 0.5, exact=True)
 
 
 def to_fraction(x) -> Fraction:

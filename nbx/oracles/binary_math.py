@@ -80,6 +80,28 @@ POW_ROWS = (
 )
 
 
+# --- atan2 -----------------------------------------------------------------------------------------
+# A split (base.py, "Oracle splits"): for x > 0, atan2(y, x) = q + (atan(q) - q) with q = y/x. Where q is
+# dyadic it is a midpoint of a format whenever it falls between two values of its grid (float64 y/x of
+# 3 2^-1074 / 2 is 1.5 2^-1074), and for |q| < 2^-508 the rest, about -q^3/3, is below 2^-1016 |q|: every
+# working precision returns q. atan(q) is transcendental for a rational q != 0, so the value is never exact
+# there. atan(q) - q cancels to about q^2/3 of q, so it carries twice q's exponent in bits more.
+# Where q is not dyadic it lies 2^-(53 + p) or more from every midpoint, and Ziv's loop decides it; for
+# x < 0 the value is atan(q) +- pi, for |q| >= 1 near +-pi/2: no dyadic part either.
+# The other binary math ops are exact (fmod, fmax, fmin, copysign), come near only values of the output
+# format (hypot's max(|x|, |y|)), or have exact values where they are dyadic (pow's integer powers and
+# exact roots, hypot's Pythagorean triples), which the exact-value rule rounds.
+def atan2_split(y, x):
+    if not (x > 0 and y != 0):
+        return None
+    q = to_fraction(y) / to_fraction(x)
+    if q.denominator & (q.denominator - 1) or abs(q) >= 1:
+        return None
+    q = from_fraction(q)
+    with mp.extraprec(2 * max(0, -int(mp.mag(q))) + 16):
+        return q, mp.atan(q) - q
+
+
 # --- fmax / fmin: NaN ignored; the zeros as in maximum / minimum ---------------------------------
 def fmax_f64(a, b):
     return zero_fix(np.fmax(a, b), a, b, np.logical_and)
@@ -117,6 +139,7 @@ ORACLES = [
                      ((-INF, -INF), -THREE_QUARTER_PI), ((INF, 1.0), HALF_PI),
                      ((-INF, 1.0), -HALF_PI), ((1.0, INF), 0.0), ((-1.0, INF), -0.0),
                      ((1.0, -INF), PI), ((-1.0, -INF), -PI), ((1.0, 1.0), QUARTER_PI)),
+           splits=(atan2_split,),
            notes="atan2(y, x) with C's quadrant and signed-zero rules"),
     oracle("hypot", 2, REAL, np.hypot, mp.hypot,
            specials=(((INF, NAN), INF), ((NAN, INF), INF), ((-INF, NAN), INF), ((NAN, -INF), INF),

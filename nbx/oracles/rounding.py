@@ -6,6 +6,8 @@ compared bit for bit and written to the reference bank without another conversio
 - round_fraction: an exact rational -> bits. The reference every other path is tested against.
 - round_mpf: an mpmath mpf (a dyadic rational man * 2^exp) -> bits, exactly.
 - round_correctly: Ziv's loop around an mpmath function (docs/PRECISION.md, "Oracles").
+- round_split_correctly: the same loop around a value given as an exact part plus a rest evaluated on
+  its own (an oracle's split, oracles/base.py), which decides values within 2^-1016 of a midpoint.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "round_fraction",
     "round_mpf",
     "round_correctly",
+    "round_split_correctly",
 ]
 
 
@@ -225,3 +228,72 @@ def round_correctly(
 def _result(bits: int, f: FloatFormat, resolved: bool, prec: int) -> RoundResult:
     value = float(from_bits(np.asarray(bits, dtype=f.uint_dtype), f)[()])
     return RoundResult(bits, value, resolved, prec)
+
+
+def _round_sum(main, rest, f: FloatFormat) -> int:
+    """Bits of the rounding of main + rest (exact mpfs), without forming a sum of more bits than the
+    decision needs. Write main = M 2^e (M odd) with leading bit 2^t. A rounding boundary within a factor
+    2 of main (a midpoint, or the overflow threshold) is a multiple of 2^(max(t - 1, emin) - p), and
+    main is a multiple of 2^e; so with g the smaller exponent, none lies strictly between main and
+    main +- 2^g, and every rest with |rest| < 2^g rounds as rest = +-2^(g-1) of its sign does. A rest
+    of e^-(10^30) relative thus costs a bit or two, not 10^30."""
+    rs, rman, rexp, _ = rest._mpf_
+    if rman == 0:
+        return round_mpf(main, f)
+    ms, mman, mexp, _ = main._mpf_
+    if mman == 0:
+        return round_mpf(rest, f)
+    top = mexp + mman.bit_length() - 1
+    g = min(mexp, max(top - 1, f.emin) - f.precision)
+    if rexp + rman.bit_length() <= g:              # |rest| < 2^g
+        rest = mpmath.mp.make_mpf(libmp.from_man_exp(-1 if rs else 1, g - 1))
+    return round_mpf(mpmath.mp.fadd(main, rest, exact=True), f)
+
+
+def _round_split_evaluation(main, rest, f: FloatFormat, prec: int) -> tuple[int, bool]:
+    """(bits, safe) as _round_evaluation, for main + rest with only the rest in error: main + rest
+    (1 -+ 2^-(prec - 8)) must round alike."""
+    bits = _round_sum(main, rest, f)
+    sign, man, exp, _ = rest._mpf_
+    if man == 0:
+        return bits, True
+    s = prec - _MARGIN_BITS
+    moved = [mpmath.mp.make_mpf(libmp.from_man_exp(-m if sign else m, exp - s))
+             for m in ((man << s) - man, (man << s) + man)]
+    return bits, all(_round_sum(main, r, f) == bits for r in moved)
+
+
+def round_split_correctly(
+    fn: Callable[..., object],
+    args: Sequence,
+    fmt: FloatFormat | str,
+    *,
+    start_bits: int | None = None,
+    max_bits: int = 1024,
+) -> RoundResult | None:
+    """Correctly rounded main + rest in fmt by Ziv's strategy, where fn(*mpf_args), called inside
+    mpmath.workprec(prec), returns (main, rest): main exact (a dyadic mpf or a float), rest the rest of
+    the value evaluated to about one unit of prec relative to itself; or None (the form does not apply
+    to args: None is returned). As round_correctly, with the error on the rest alone: an evaluation is
+    accepted when main + rest (1 -+ 2^-(prec-8)) round alike and as the previous evaluation did. A rest
+    far below main's distance to the nearest rounding boundary decides at once, by its sign where main
+    is a midpoint; a rest of 0 gives main's rounding, an exact tie going to even."""
+    f = get_format(fmt)
+    start = f.precision + 32 if start_bits is None else start_bits
+    margs = [_exact_mpf(a) for a in args]
+    prec, previous = start, None
+    while True:
+        with mpmath.workprec(prec):
+            split = fn(*margs)
+        if split is None:
+            return None
+        main, rest = (_exact_mpf(v) if not isinstance(v, mpmath.mpf) else v for v in split)
+        if not (mpmath.isfinite(main) and mpmath.isfinite(rest)):
+            return None
+        bits, safe = _round_split_evaluation(main, rest, f, prec)
+        if safe and bits == previous:
+            return _result(bits, f, True, prec)
+        if prec >= max_bits:
+            return _result(bits, f, False, prec)
+        previous = bits
+        prec = min(2 * prec, max_bits)

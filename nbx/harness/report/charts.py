@@ -26,25 +26,13 @@ def _num(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
-def _fmt(v: float) -> str:
-    if v != v:
-        return "nan"
-    if math.isinf(v):
-        return "inf"
-    return f"{v:.4g}"
-
-
 def _log(v: float) -> float:
     return math.log10(1.0 + v)
 
 
-def _ticks(top: float, steps: tuple = (1,)) -> list[float]:
-    """Values 0, then m * 10^e for m in steps, whose log10(1 + v) is within top; thinned to at most
-    6 by keeping powers of ten where there are more."""
-    vals = [0.0] + [m * 10.0 ** e for e in range(-1, 20) for m in steps
-                    if m * 10.0 ** e >= 0.5 and _log(m * 10.0 ** e) <= top + 1e-9]
-    if len(vals) > 6:
-        vals = [v for v in vals if v == 0 or math.log10(v) == round(math.log10(v))]
+def _ticks(top: float) -> list[float]:
+    """Values 0, then the powers of ten from 1 whose log10(1 + v) is within top, at most 6."""
+    vals = [0.0] + [10.0 ** e for e in range(20) if _log(10.0 ** e) <= top + 1e-9]
     stride = max(1, math.ceil((len(vals) - 1) / 5))
     return [vals[0]] + vals[1::stride]
 
@@ -53,17 +41,6 @@ def _tick_label(v: float) -> str:
     if v == 0:
         return "0"
     return f"{v:g}" if v < 1e4 else f"{v:.0e}".replace("e+0", "e").replace("e+", "e")
-
-
-def _axis(out: list[str], x0: float, y0: float, w: float, h: float, top: float, name: str,
-          steps: tuple = (1,)) -> None:
-    out.append(f'<rect class="ax" x="{x0}" y="{y0}" width="{_num(w)}" height="{h}"/>')
-    for v in _ticks(top, steps):
-        y = y0 + h - _log(v) / top * h
-        out.append(f'<line class="grid" x1="{x0}" y1="{_num(y)}" x2="{_num(x0 + w)}" y2="{_num(y)}"/>'
-                   f'<text x="{x0 - 3}" y="{_num(y + 3)}" text-anchor="end">{_tick_label(v)}</text>')
-    out.append(f'<text x="{x0 - 34}" y="{y0 + h / 2}" transform="rotate(-90 {x0 - 34} {y0 + h / 2})" '
-               f'text-anchor="middle">{escape(name)}</text>')
 
 
 def _compact_ulp(v: float) -> float | str:

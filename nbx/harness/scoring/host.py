@@ -19,7 +19,7 @@ import numpy as np
 
 from nbx.oracles import ORACLES, evaluate_mp
 from nbx.oracles.formats import FORMATS, to_bits
-from nbx.oracles.rounding import RoundResult, round_correctly, round_mpf
+from nbx.oracles.rounding import RoundResult, round_correctly, round_mpf, round_split_correctly
 
 from nbx import dtype as D
 from nbx.harness.scoring import ulp
@@ -154,13 +154,27 @@ def tiny_errors(err: np.ndarray, got: np.ndarray, tiny: dict, prec: int) -> None
 
 
 def round_exact_or_ziv(oracle, row: tuple, params: dict, fmt):
-    """Correct rounding of the op at `row`: Ziv's loop, and when it cannot decide, the exact-value
-    rule: if evaluations at p+32 and 2(p+32) bits give the identical mpf, the value is exact (a sum or
-    product of floats computed exactly, or a dyadic constant): an exact tie then goes to even.
-    A transcendental value with p+32 zero bits after its p-th has probability ~2^-(p+32)."""
+    """Correct rounding of the op at `row`: Ziv's loop; where it cannot decide, the oracle's splits
+    (value = exact main + a rest evaluated on its own, oracles/base.py), which decide a value within
+    2^-1016 of a midpoint by the rest; and only where no split applies, the exact-value rule: if
+    evaluations at p+32 and 2(p+32) bits give the identical mpf, the value is exact (a sum, product or
+    quotient of floats computed exactly, or a dyadic constant), and an exact tie goes to even. A value
+    that is not exact and not within 2^-(p+32) of its main part by a split's rest has p+32 zero bits
+    after its p-th with probability ~2^-(p+32). Where a split applies with a nonzero rest and cannot
+    decide either, the case stays unresolved."""
     fn = lambda *_: evaluate_mp(oracle, row, params)  # noqa: E731  (the float row keeps -0.0; mpf has no -0)
     rr = round_correctly(fn, row, fmt)
     if rr.resolved:
+        return rr
+    merged = {**oracle.params, **params}
+    inexact = False
+    if all(math.isfinite(v) for v in row):
+        for split in oracle.splits:
+            sr = round_split_correctly(lambda *xs: split(*xs, **merged), row, fmt)  # noqa: B023
+            if sr is not None and sr.resolved:
+                return sr
+            inexact |= sr is not None
+    if inexact:
         return rr
     p = fmt.precision + 32
     with mpmath.workprec(p):
