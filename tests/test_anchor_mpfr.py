@@ -15,7 +15,8 @@ and the smallest subnormal 2^(emin - 1).
 
 - Every case of the bank's files (default parameters; float16, bfloat16, float32, float64) of the
   ops MPFR has (one MPFR call, correctly rounded), and of activation ops composed in MPFR at 300
-  bits and rounded once (checked at 600 bits), equals MPFR bit for bit (NaN: any payload).
+  bits (2252 for float64, whose subnormal x/2 needs the x^2 term) and rounded once (checked at twice
+  that), equals MPFR bit for bit (NaN: any payload).
 - Published hard-to-round inputs (CORE-MATH's worst cases of atan2f, hypotf, powf and of binary64
   exp, log), rounded by nbx's Ziv loop on the op's mpmath oracle, equal MPFR's results.
 - Sampled hard regions (near overflow and underflow thresholds, subnormal results, arguments
@@ -151,14 +152,17 @@ SEMANTIC = {
 
 def mpfr_bits(op: str, xs: tuple, dtype: str):
     """MPFR's correctly rounded result bits of op at the float inputs xs, or None where the op is
-    composed and the 300- and 600-bit evaluations round differently (a value within 2^-290 of a
-    rounding boundary: none seen)."""
+    composed and the evaluations at w and 2w bits round differently (a value within 2^-(w-10) of a
+    rounding boundary: none seen). w = max(300, 2 (p - emin)) holds the x^2 term of a subnormal x
+    that moves x/2 off a midpoint (silu(2^-1074) = 2^-1075 + 2^-2150 + ...: up, to 2^-1074)."""
     if op in MPFR_OPS:
         with fmt_context(dtype):
             r = MPFR_OPS[op](*(exact(x) for x in xs))
             return to_bits(float(r), dtype)
     results = []
-    for bits in (WIDE, 2 * WIDE):
+    ctx = CONTEXT[dtype]
+    wide = max(WIDE, 2 * (ctx["precision"] - ctx["emin"]))
+    for bits in (wide, 2 * wide):
         with wide_context(bits):
             y = COMPOSED[op](*(exact(x) for x in xs))
         with fmt_context(dtype):

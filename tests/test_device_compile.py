@@ -21,7 +21,7 @@ from triton.backends.compiler import GPUTarget
 root = sys.argv[1]
 sys.path.insert(0, root)
 pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
-be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, None; sys.modules["nbx.backend"] = be
+be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, types.SimpleNamespace(install_triton_driver=lambda: None); sys.modules["nbx.backend"] = be
 be.__path__ = [os.path.join(root, "nbx", "backend")]     # its submodules (dlpack) import as they are
 from nbx.oracles import device
 ds = importlib.import_module("nbx.harness.scoring.device")

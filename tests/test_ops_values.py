@@ -257,6 +257,9 @@ def compare_float(got: np.ndarray, want: np.ndarray, want64, out: DType, exact: 
         with np.errstate(all="ignore"):
             xs = [np.asarray(x).astype(np.float64)[fin] for x in inputs]
         plain = np.all([np.isfinite(x) & (x != 0) for x in xs], axis=0)
+        # a zero that is due and given is exact (its sign is compared above); mpmath 1.3's erfc
+        # raises OverflowError at x ~ 1e300 instead of returning its tiny value
+        plain &= ~((g64[fin] == 0) & (w64[fin] == 0))
         err[plain] = mp_ulp_error(g64[fin][plain], [x[plain] for x in xs], mp_fn)
         tol += 1e-9
     else:

@@ -209,8 +209,16 @@ def extra_info() -> dict:
             "cuda_driver": int(drv), "cuda_runtime": int(rt)}
 
 
-def _install_triton_driver() -> None:
-    """Point Triton at cudart for device, stream and capability (no torch)."""
+_driver_installed = False
+
+
+def install_triton_driver() -> None:
+    """Point Triton at cudart for device, stream and capability (no torch). Called by nbx.kernels on
+    its first import, before any kernel launches, so that importing nbx's light modules (nbx.oracles,
+    nbx.cli) imports no Triton; a second call does nothing."""
+    global _driver_installed
+    if _driver_installed:
+        return
     from triton.backends.nvidia.driver import CudaDriver, CudaLauncher, CudaUtils
     from triton.runtime import driver
 
@@ -229,6 +237,4 @@ def _install_triton_driver() -> None:
 
     _check(cudart.cudaFree(0), "cudaFree(0) (context creation)")  # makes the primary context current
     driver.set_active(NbxCudaDriver())
-
-
-_install_triton_driver()
+    _driver_installed = True
