@@ -24,7 +24,7 @@ from pathlib import Path
 
 from nbx.backend import backend_id as current_backend_id
 from nbx.harness.suites import bank
-from nbx.harness.gate import budgets as B
+from nbx.harness.gate import budgets
 from nbx.harness.api import suites_for
 from nbx.harness.targets.target import targets
 
@@ -70,7 +70,7 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
         if any(isinstance(x, float) and math.isnan(x) for x in metrics):
             fails.append(Failure(k, "a metric is NaN", m.worst))
             continue
-        b = table.get(B.key(m.op, m.dtype))
+        b = table.get(budgets.key(m.op, m.dtype))
         if m.not_correctly_rounded and (m.op, m.dtype) in declared_cr:
             fails.append(Failure(k, f"{m.not_correctly_rounded} results not correctly rounded; the op declares "
                                     f"{m.dtype} correctly rounded (budget 0)", m.worst))
@@ -120,7 +120,7 @@ def decide(measurements, budget_data: dict, *, ops=None, dtypes=None, bank_probl
                 why = (f"the {s} suite not measured: the run was stopped (after {stopped} jobs)" if stopped
                        else f"no measurement of the {s} suite (a partial run or a lone shard?)")
                 fails.append(Failure((t.label, t.dtype.name, s), why, []))
-    for bk, why in B.unexplained(budget_data):
+    for bk, why in budgets.unexplained(budget_data):
         fails.append(Failure(("budgets", bk, ""), why, []))
     for p in bank_problems:
         fails.append(Failure(("bank", "", ""), f"stale or corrupted bank: {p}", []))
@@ -172,15 +172,15 @@ class Verdict:
     def budget(self, op: str, dtype: str) -> float | None:
         """The max-ulp budget against the exact value (None: none, or a compound op's order budget
         alone)."""
-        entry = self.budgets.get(B.key(op, dtype)) or {}
+        entry = self.budgets.get(budgets.key(op, dtype)) or {}
         return None if "max_ulp" not in entry else float(entry["max_ulp"])
 
     def order_budget(self, op: str, dtype: str) -> float | None:
-        entry = self.budgets.get(B.key(op, dtype)) or {}
+        entry = self.budgets.get(budgets.key(op, dtype)) or {}
         return None if "order_max_ulp" not in entry else float(entry["order_max_ulp"])
 
     def reason(self, op: str, dtype: str) -> str:
-        return (self.budgets.get(B.key(op, dtype)) or {}).get("reason", "")
+        return (self.budgets.get(budgets.key(op, dtype)) or {}).get("reason", "")
 
 
 def evaluate(report, *, budgets_path: Path | None = None, ops=None, dtypes=None,
@@ -189,11 +189,11 @@ def evaluate(report, *, budgets_path: Path | None = None, ops=None, dtypes=None,
     report's backend), on the given ops and dtypes (default: those the run was asked for, from
     its argv, so a partial run is gated on its own targets), with the bank's staleness check."""
     bid = report.backend_id or current_backend_id()
-    path = Path(budgets_path) if budgets_path else B.path_for(bid)
+    path = Path(budgets_path) if budgets_path else budgets.path_for(bid)
     try:
-        data, problem = B.load(path), None
-    except B.BudgetFileError as e:       # fails closed: never an empty table that passes
-        data, problem = B.empty(path), str(e)
+        data, problem = budgets.load(path), None
+    except budgets.BudgetFileError as e:       # fails closed: never an empty table that passes
+        data, problem = budgets.empty(path), str(e)
     sel_ops = list(ops) if ops else report.option_values("--op")
     sel_dtypes = list(dtypes) if dtypes else report.option_values("--dtype")
     problems = bank.check(ops=sel_ops, dtypes=sel_dtypes, verify=False) if check_bank else []
