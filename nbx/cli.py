@@ -495,28 +495,28 @@ def _update_budgets(a, rep) -> int:
     the measurements that got no entry (the gate fails on those)."""
     import math
 
-    from nbx.harness.gate import budgets as B
+    from nbx.harness.gate import budgets
     bid = rep.backend_id
     if not bid:
         import nbx
         bid = nbx.backend_id()
-    bpath = Path(a.budgets) if a.budgets else B.path_for(bid)
+    bpath = Path(a.budgets) if a.budgets else budgets.path_for(bid)
     _writable(bpath.parent, "the budget file", "--budgets FILE")
     src = {"run_id": rep.run_id, "profile": rep.profile, "commit": rep.git_commit, "backend": bid}
     # load, update and save under one lock: a concurrent --update is applied after this one,
-    # not overwritten by it (B.save alone is atomic but not a read-modify-write)
+    # not overwritten by it (budgets.save alone is atomic but not a read-modify-write)
     try:
-        with B.locked(bpath):
-            new, changes = B.update(B.load(bpath, missing_ok=True), rep.measurements, everything=a.all,
+        with budgets.locked(bpath):
+            new, changes = budgets.update(budgets.load(bpath, missing_ok=True), rep.measurements, everything=a.all,
                                     raise_only=a.raise_only, source=src)
             new["backend"] = bid
-            B.save(new, bpath)
+            budgets.save(new, bpath)
     except OSError as e:
         raise _cannot_write(e, "the budget file", bpath, "--budgets FILE") from None
     print(f"budgets {bpath}: {len(changes)} change(s)")
     for k, old, v in changes:
         print(f"  {k:<40} {old if old is not None else '(new)'} -> {v}")
-    for _, why in B.unexplained(new):
+    for _, why in budgets.unexplained(new):
         print(f"  needs a reason: {why}; add \"reason\" to the entry (the gate fails until it has one)")
     skipped = [m for m in rep.measurements if m.is_nbx and (m.error or not m.cases or not math.isfinite(
         m.order_max_ulp if m.order_cases else m.max_ulp))]
@@ -631,12 +631,12 @@ def cmd_ops(a) -> int:
     import json
 
     import nbx
-    from nbx.harness.gate import budgets as B
-    data = B.load(B.path_for(nbx.backend_id()), missing_ok=True)["budgets"]     # none yet: no column
+    from nbx.harness.gate import budgets
+    data = budgets.load(budgets.path_for(nbx.backend_id()), missing_ok=True)["budgets"]     # none yet: no column
     rows = []
     for name, spec in nbx.OPS.items():
-        bud = [f"{d.name}:{B.describe(data[B.key(name, d.name)])}" for d in spec.dtypes
-               if B.key(name, d.name) in data]
+        bud = [f"{d.name}:{budgets.describe(data[budgets.key(name, d.name)])}" for d in spec.dtypes
+               if budgets.key(name, d.name) in data]
         rows.append((name, spec.family, spec.arity, ",".join(spec.dtype_names), " ".join(bud)))
     if a.json:
         print(json.dumps([dict(zip(("op", "family", "arity", "dtypes", "budgets"), r)) for r in rows], indent=1))
@@ -675,8 +675,8 @@ def cmd_where(a) -> int:
 
     import nbx
     from nbx.oracles import ORACLES
-    from nbx.harness.suites import bank as K
-    from nbx.harness.gate import budgets as B
+    from nbx.harness.suites import bank
+    from nbx.harness.gate import budgets
     _check_names([a.op], None)
     spec = nbx.OPS[a.op]
     print(f"{spec.name}: family {spec.family}, {spec.arity} operand(s), dtypes {', '.join(spec.dtype_names)}")
@@ -720,16 +720,16 @@ def cmd_where(a) -> int:
             oo = ORDER_ORACLES.get(label) or ORDER_ORACLES[spec.name]
             print(f"  order    {label} on {', '.join(d.name for d in order.dtypes)}: {order.steps}; "
                   f"oracle {_where(oo.fn)}")
-    root = K.root()
+    root = bank.root()
     dirs = sorted(d for d in root.glob(f"{spec.name}*") if d.name == spec.name or d.name.startswith(spec.name + "@"))
     for d in dirs:
         print(f"  bank     {_rel(d)}/: {', '.join(sorted(f.stem for f in d.glob('*.txt')))}")
-    for path in sorted(B.ROOT.glob("*.json")):
-        data = B.load(path)["budgets"]
+    for path in sorted(budgets.ROOT.glob("*.json")):
+        data = budgets.load(path)["budgets"]
         keys = [k for k in data if k.split("|")[0].split(":")[0] == spec.name]
         labels = sorted({k.split("|")[0] for k in keys})
         for label in labels:
-            row = ", ".join(f"{k.split('|')[1]} {B.describe(data[k])}" for k in keys if k.split("|")[0] == label)
+            row = ", ".join(f"{k.split('|')[1]} {budgets.describe(data[k])}" for k in keys if k.split("|")[0] == label)
             print(f"  budgets  {_rel(path)} \"{label}|<dtype>\": {row}")
     print(f"  docs     docs/OPS.md ({spec.family})")
     return 0
