@@ -32,8 +32,8 @@ from nbx.harness.targets.target import Target, targets
 
 ROOT = Path(__file__).resolve().parents[1]
 NARROW = ("float16", "bfloat16")
-NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
-FORMATS = {"float16": (11, -14, 15), "bfloat16": (8, -126, 127)}      # precision, emin, emax
+NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
+FORMATS = {"float16": (11, -14, 15), "bfloat16": (8, -126, 127), "float32": (24, -126, 127)}  # precision, emin, emax
 
 
 def round_fraction(q: Fraction, fmt: str) -> int:
@@ -52,7 +52,8 @@ def round_fraction(q: Fraction, fmt: str) -> int:
         m += 1
     v = m * quantum
     x = math.inf if v >= Fraction(2) ** (emax + 1) else float(v)        # exact: at most p bits
-    return int(np.array([-x if q < 0 else x]).astype(NP[fmt]).view(np.uint16)[0])
+    r = np.array([-x if q < 0 else x]).astype(NP[fmt])
+    return int(r.view(np.uint32 if r.itemsize == 4 else np.uint16)[0])
 
 
 def round_mpf(x, fmt: str) -> int:
@@ -233,6 +234,30 @@ def test_sums_with_alpha_round_once_on_a_block_of_pairs(label, dt):
     bad = np.nonzero(got != want)[0]
     assert len(bad) == 0, [(hex(int(a[i:i + 1].view(np.uint16)[0])), hex(int(b[i:i + 1].view(np.uint16)[0])))
                            for i in bad[:5]]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("value", [1.0, 3.5, -2.0])
+def test_addcmul_rounds_once_where_a_tiny_input_moves_a_midpoint(dt, value):
+    """input + value t1 t2 with t1 t2 of 20-26 bits (often a midpoint of the format) and a tiny
+    input beside it: the exact sum rounded once (Fraction), where float64's nearest rounding kept the
+    midpoint and the store went to even (float32 0x92547705 + 3.5 0x5b83e44a)."""
+    d = nbx.DTYPES[dt]
+    rng = np.random.default_rng(7)
+    n = 2000
+    t1 = np.ldexp((rng.integers(1 << 10, 1 << 13, n) * rng.choice([-1, 1], n)).astype(np.float64),
+                  rng.integers(-20, -8, n)).astype(d.np)
+    t2 = np.ldexp(rng.integers(1 << 10, 1 << 13, n).astype(np.float64), rng.integers(-20, -8, n)).astype(d.np)
+    x = np.ldexp(rng.standard_normal(n), rng.integers(-60, -20, n)).astype(d.np)
+    got = nbx.addcmul(nbx.from_numpy(x), nbx.from_numpy(t1), nbx.from_numpy(t2), value=value).numpy()
+    want = [round_fraction(Fraction(float(a)) + Fraction(value) * Fraction(float(b)) * Fraction(float(c)), dt)
+            for a, b, c in zip(x, t1, t2)]
+    assert got.view(d.uint_np).astype(np.int64).tolist() == want
+    if dt == "float32" and value == 3.5:
+        a, b = (np.array([u], np.uint32).view(np.float32) for u in (0x92547705, 0x5B83E44A))
+        r = nbx.addcmul(nbx.from_numpy(a), nbx.from_numpy(b), nbx.from_numpy(np.float32([1.0])), value=3.5)
+        assert hex(r.numpy().view(np.uint32)[0]) == hex(round_fraction(Fraction(float(a[0])) + Fraction(7, 2) *
+                                                                        Fraction(float(b[0])), "float32"))
 
 
 @pytest.mark.skipif(IS_CUDA, reason="replaces the interpreter's libdevice pow")

@@ -185,8 +185,26 @@ op("lerp", 3, "P", FLOATS, _lerp, operand_names=("input", "end", "weight"),
 
 @triton.jit
 def _addcmul(x, t1, t2, value):
-    if x.dtype.is_floating():
-        return (m.widen(x) + value * m.widen(t1) * m.widen(t2)).to(x.dtype)
+    if x.dtype == tl.float64:
+        return m.widen(x) + value * m.widen(t1) * m.widen(t2)        # the documented order
+    elif x.dtype.is_floating():
+        # x + (value t1) t2 as one rounding: value t1 = p + e1 and p t2 = q + e2 exactly (fma), e1 t2
+        # rounded (2^-106 of q: 0 for value = 1 and for a value of few bits), x + q = s + l exactly
+        # (TwoSum), and s + (l + e2 + e1 t2) rounded to odd, which the store rounds once to float32,
+        # float16 or bfloat16. Rounded to nearest in float64 and again on the store, a tiny x moved
+        # an exact midpoint t1 t2 to the wrong side (float32 0x92547705 + 3.5 0x5b83e44a; 2,104,788
+        # of 2^32 stratified tuples on the H200). Non-finite terms keep the plain form.
+        wx = m.widen(x)
+        w2 = m.widen(t2)
+        p = m.product_rn(value, m.widen(t1))
+        e1 = m.fma(value, m.widen(t1), -p)
+        q = m.product_rn(p, w2)
+        e2 = m.fma(p, w2, -q)
+        sx, lx = _two_sum(wx, q)
+        r = m.with_residual(sx, (lx + e2) + m.product_rn(e1, w2))
+        plain = wx + q
+        ok = (tl.abs(plain) < float("inf")) & (tl.abs(q) < float("inf")) & (tl.abs(wx) < float("inf"))
+        return tl.where(ok, r, plain)
     else:
         return x + value.to(x.dtype) * t1 * t2
 
@@ -236,9 +254,9 @@ def _value_param(spec):
 
 op("addcmul", 3, "P", NUMERIC, _addcmul, operand_names=("input", "tensor1", "tensor2"),
    params=(Param("value", 1),), kernel_params=_value_param("addcmul"), order=ADDCMUL_ORDER,
-   verify=not_correctly_rounded("input + t1*t2 rounds once in float64, then to float32: a double "
-                                "rounding where a tiny input moves an exact midpoint t1*t2 "
-                                "(0x92547705 + 3.5 * 0x5b83e44a); " + NEAR_MIDPOINT),
+   verify=not_correctly_rounded("input + (value*t1)*t2 from exact parts rounded to odd in float64 "
+                                "(value*t1's error times t2 rounded: 2^-106 of the product): not yet "
+                                "measured on 2^32 float32 tuples or 16-bit pairs on the device"),
    doc="input + value*tensor1*tensor2; all broadcast (integers wrap).")
 op("addcdiv", 3, "P", FLOATS, _addcdiv, operand_names=("input", "tensor1", "tensor2"),
    params=(Param("value", 1),), kernel_params=_value_param("addcdiv"), order=ADDCDIV_ORDER,
