@@ -11,7 +11,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from nbx import dtype as D
+from nbx.dtype import DType, bfloat16
 
 # (precision p including the implicit bit, smallest normal exponent) per float format
 FORMAT = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126), "float64": (53, -1022)}
@@ -21,14 +21,14 @@ def dt_id(d) -> str:
     return d.name
 
 
-def round_to(x: np.ndarray, d: D.DType) -> np.ndarray:
+def round_to(x: np.ndarray, d: DType) -> np.ndarray:
     """float64 values correctly rounded (nearest even) to float dtype d.
 
     numpy rounds float64 -> float16/float32 once. For bfloat16 the float64 is first rounded to
     float32 with round-to-odd, which makes the following float32 -> bfloat16 rounding a single
     correct rounding (8 <= 24 - 2 bits)."""
     x = np.asarray(x, dtype=np.float64)
-    if d is not D.bfloat16:
+    if d is not bfloat16:
         with np.errstate(over="ignore"):
             return x.astype(d.np)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -43,7 +43,7 @@ def round_to(x: np.ndarray, d: D.DType) -> np.ndarray:
     return b.view(np.float32).astype(ml_dtypes.bfloat16)
 
 
-def ulp(y: np.ndarray, d: D.DType) -> np.ndarray:
+def ulp(y: np.ndarray, d: DType) -> np.ndarray:
     """ulp of the format d at float64 values y (subnormals: the fixed quantum; 0: the quantum)."""
     p, emin = FORMAT[d.name]
     y = np.abs(np.asarray(y, dtype=np.float64))
@@ -52,7 +52,7 @@ def ulp(y: np.ndarray, d: D.DType) -> np.ndarray:
     return np.ldexp(1.0, np.maximum(e, emin) - p + 1)
 
 
-def ulp_distance(got: np.ndarray, ref: np.ndarray, d: D.DType) -> np.ndarray:
+def ulp_distance(got: np.ndarray, ref: np.ndarray, d: DType) -> np.ndarray:
     """|got - ref| in ulps of d at the reference (both finite); float64 arithmetic."""
     g = np.asarray(got).astype(np.float64)
     r = np.asarray(ref).astype(np.float64)

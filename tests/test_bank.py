@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nbx import dtype as D
+from nbx.dtype import bfloat16, bool_, float16, float32, int8, int32
 from nbx.harness.suites import bank
 from nbx.harness.gate import verdict as gate
 from nbx.harness import api
@@ -85,14 +85,14 @@ def _assert_matches_manifest(base: Path) -> None:
 
 # ---------------------------------------------------------------- the text format
 ROUND_TRIP = [
-    Target("exp", {}, D.float32),                      # float unary
-    Target("exp", {}, D.bfloat16),                     # float unary, ml_dtypes format
-    Target("bitwise_not", {}, D.int8),                 # integer unary, 1-byte operands
-    Target("add", {}, D.int32),                        # integer binary
-    Target("add", {"alpha": 2}, D.float32),            # a parameter variant (label add:alpha=2)
-    Target("eq", {}, D.float32),                       # binary with a bool output
-    Target("logical_not", {}, D.bool_),                # bool in, bool out
-    Target("where", {}, D.float16),                    # ternary with a bool operand
+    Target("exp", {}, float32),                        # float unary
+    Target("exp", {}, bfloat16),                       # float unary, ml_dtypes format
+    Target("bitwise_not", {}, int8),                   # integer unary, 1-byte operands
+    Target("add", {}, int32),                          # integer binary
+    Target("add", {"alpha": 2}, float32),              # a parameter variant (label add:alpha=2)
+    Target("eq", {}, float32),                         # binary with a bool output
+    Target("logical_not", {}, bool_),                  # bool in, bool out
+    Target("where", {}, float16),                      # ternary with a bool operand
 ]
 
 
@@ -119,9 +119,9 @@ def test_render_parse_round_trip(t):
 
 
 def test_bool_output_values_are_0_or_1():
-    t = Target("eq", {}, D.float32)
+    t = Target("eq", {}, float32)
     out = bank.out_dtype(t)
-    assert out is D.bool_
+    assert out is bool_
     arrays, tags = bank.bank_inputs(t)
     bits, ok = bank.expected_bits(t, arrays, out)
     assert set(np.unique(bits[ok]).tolist()) <= {0, 1}
@@ -129,7 +129,7 @@ def test_bool_output_values_are_0_or_1():
 
 
 def test_parse_rejects_malformed_lines_and_missing_header():
-    t = Target("exp", {}, D.float32)
+    t = Target("exp", {}, float32)
     out = bank.out_dtype(t)
     arrays, tags = bank.bank_inputs(t)
     bits, ok = bank.expected_bits(t, arrays, out)
@@ -234,7 +234,7 @@ def test_corrupted_file_is_detected_by_check_load_and_the_gate(bank_copy):
     problems = bank.check(ops=OPS2, dtypes=DTYPES2, verify=False)
     assert len(problems) == 1 and str(p) in problems[0] and "sha256" in problems[0], problems
 
-    t = Target("exp", {}, D.float32)
+    t = Target("exp", {}, float32)
     with pytest.raises(bank.BankError, match=r"exp/float32\.txt.*sha256"):
         bank.load(t)
 
@@ -248,7 +248,7 @@ def test_corrupted_file_is_detected_by_check_load_and_the_gate(bank_copy):
     assert any(f.key == ("bank", "", "") for f in fails)
 
     # an intact neighbour still measures
-    m2 = api.measure(Target("exp", {}, D.float16), "bank", backend="test-backend")
+    m2 = api.measure(Target("exp", {}, float16), "bank", backend="test-backend")
     assert m2.error == "" and m2.cases > 0
 
 
@@ -278,7 +278,7 @@ def test_missing_file_is_reported(bank_copy):
     assert any("add/float16.txt" in q and "no bank file" in q for q in problems), problems
     assert any("add/float16.txt" in q and "listed in the manifest but missing" in q for q in problems)
     with pytest.raises(bank.BankError, match="no bank file for add float16"):
-        bank.load(Target("add", {}, D.float16))
+        bank.load(Target("add", {}, float16))
 
 
 def test_target_absent_from_manifest_is_reported(bank_copy):
@@ -294,7 +294,7 @@ def test_missing_or_corrupt_manifest_is_reported(bank_copy):
     problems = bank.check(ops=OPS2, dtypes=DTYPES2)
     assert len(problems) == 1 and "no bank manifest" in problems[0]
     with pytest.raises(bank.BankError, match="no bank manifest"):
-        bank.load(Target("exp", {}, D.float32))
+        bank.load(Target("exp", {}, float32))
 
 
 def test_wrong_generator_version_is_stale(bank_copy):
@@ -707,7 +707,7 @@ def _undecidable(monkeypatch, xs) -> None:
 
 def test_unresolved_inputs_are_listed_bounded_and_retried_by_full(bank_copy, monkeypatch):
     rel = "exp/float32.txt"
-    t = Target("exp", {}, D.float32)
+    t = Target("exp", {}, float32)
     arrays, tags = bank.bank_inputs(t)
     xs = arrays[0][-2:]                                  # the last two random inputs
     with monkeypatch.context() as mp:

@@ -36,8 +36,8 @@ def _cases():
 
 
 def _target(name, dt):
-    from nbx.harness.targets import target as T
-    return next(iter(T.targets(ops=[name], dtypes=[dt])), None)
+    from nbx.harness.targets import target
+    return next(iter(target.targets(ops=[name], dtypes=[dt])), None)
 
 
 def _operands(t, rng):
@@ -66,7 +66,7 @@ def _params():
 
 @pytest.mark.parametrize("name, dt", _params())
 def test_op_on_device(name, dt):
-    from nbx.harness.targets import target as T
+    from nbx.harness.targets import target
     t = _target(name, dt)
     assert t is not None, (name, dt)
     rng = np.random.default_rng(zlib.crc32(f"{name}|{dt}".encode()))
@@ -76,17 +76,17 @@ def test_op_on_device(name, dt):
     if t.split:
         return                                               # glu, silu_and_mul: halves of one operand
     ops = [nbx.from_numpy(a) for a in arrays]
-    first = T.call(t, ops)
+    first = target.call(t, ops)
     assert_bits_equal(first.numpy(), want, context=f"{name} {dt} again")
     out = nbx.full(first.shape, _poison(first.dtype), dtype=first.dtype.name)
-    T.call(t, ops, out=out)
+    target.call(t, ops, out=out)
     assert_bits_equal(out.numpy(), want, context=f"{name} {dt} out=")
     strided = []
     for a in arrays:                                        # the values at even places of a buffer
         big = np.empty(2 * a.size, dtype=a.dtype)
         big[0::2], big[1::2] = a, a[::-1]
         strided.append(nbx.from_numpy(big)[0::2])
-    got = T.call(t, strided)
+    got = target.call(t, strided)
     assert_bits_equal(got.numpy(), want, context=f"{name} {dt} strided")
 
 

@@ -10,7 +10,7 @@ import triton.language as tl  # noqa: F401  (the planted body is Triton code)
 
 import nbx
 from nbx.harness.inputs import cases
-from nbx.harness.suites import exhaustive as X
+from nbx.harness.suites import exhaustive
 from nbx.harness import api
 from nbx.harness.scoring.host import Accumulator, score
 from nbx.harness.targets.target import Target
@@ -39,7 +39,7 @@ def _host(t, lo, hi, errors=False):
                                                ("sin", {}, "float16")])
 def test_device_sweep_matches_the_host(op, params, dtype):
     t = Target(op, params, nbx.DTYPES[dtype])
-    assert X.device_oracle(t) is not None
+    assert exhaustive.device_oracle(t) is not None
     lo, hi = RANGES[dtype]
     dev = api.measure(t, "sweep" if dtype == "float32" else "exhaustive16", bits=(lo, hi))
     host, err = _host(t, lo, hi, errors=True)
@@ -106,7 +106,7 @@ def test_the_overflow_edge_is_a_rounding_on_both_sides(monkeypatch):
 def _pairs_on_both(t, lo):
     """The device's and the host's figures over 2^16 pair indices from lo agree; the device's."""
     d = t.dtype
-    assert X.device_oracle(t) is not None
+    assert exhaustive.device_oracle(t) is not None
     hi = lo + (1 << 16)
     dev = api.measure(t, "pairs", bits=(lo, hi))
     acc = Accumulator(t, "pairs", nbx.backend_id())
@@ -148,7 +148,7 @@ def test_exact_results_decided_on_the_device_match_the_host(label):
     # saturation points: the same cases, wrong results, misrounded ones and special mismatches as
     # the host finds
     t = _target(label, "float32")
-    assert X.device_oracle(t) is not None, label
+    assert exhaustive.device_oracle(t) is not None, label
     for lo, hi in EXACT_RANGES:
         dev = api.measure(t, "sweep", bits=(lo, hi))
         host = _host(t, lo, hi)
@@ -164,7 +164,7 @@ def test_exact_results_decided_on_the_device_match_the_host(label):
 def test_exact_pairs_decided_on_the_device_match_the_host(op, dtype):
     # a = +inf (float16 0x7c00), then NaNs; for bfloat16 2^121 and up: every b against each
     t = Target(op, {}, nbx.DTYPES[dtype])
-    assert X.device_oracle(t) is not None
+    assert exhaustive.device_oracle(t) is not None
     lo, hi = 0x7C00_0000 - (1 << 15), 0x7C00_0000 + (1 << 17)
     dev = api.measure(t, "pairs", bits=(lo, hi))
     assert not dev.error, dev.error
@@ -173,19 +173,19 @@ def test_exact_pairs_decided_on_the_device_match_the_host(op, dtype):
 
 def test_a_wrong_exact_result_is_counted_with_its_input():
     # isnan planted wrong at one input: the device counts it as wrong and lists it
-    import nbx.oracles.device as OD
-    from nbx.harness.scoring import device as DS
+    from nbx.oracles.device import DEVICE_ORACLES
+    from nbx.harness.scoring import device as device_scoring
     from nbx.harness.inputs import patterns
     x = patterns.bit_patterns("float32", 0x7F7FFFF0, 64)               # finite, inf, NaNs
     got = nbx.isnan(x).numpy().copy()
     got[20] = ~got[20]
-    s = DS.score(OD.DEVICE_ORACLES["isnan"], [x], nbx.from_numpy(got))
+    s = device_scoring.score(DEVICE_ORACLES["isnan"], [x], nbx.from_numpy(got))
     assert s.exact and (s.decided, s.misrounded) == (64, 1) and s.failing_at.tolist() == [20]
     y = nbx.to(x, dtype="int64")                                  # inf -> 2^63 - 1: saturated, right
-    assert DS.score(OD.DEVICE_ORACLES["to:dtype=int64"], [x], y, [-2.0 ** 63, 2.0 ** 63 - 1]).misrounded == 0
+    assert device_scoring.score(DEVICE_ORACLES["to:dtype=int64"], [x], y, [-2.0 ** 63, 2.0 ** 63 - 1]).misrounded == 0
     bad = y.numpy().copy()
     bad[16] -= 1                                                  # 2^63 - 2 at +inf: float64 cannot tell it
-    s = DS.score(OD.DEVICE_ORACLES["to:dtype=int64"], [x], nbx.from_numpy(bad), [-2.0 ** 63, 2.0 ** 63 - 1])
+    s = device_scoring.score(DEVICE_ORACLES["to:dtype=int64"], [x], nbx.from_numpy(bad), [-2.0 ** 63, 2.0 ** 63 - 1])
     assert s.misrounded == 1 and s.failing_at.tolist() == [16]
 
 
@@ -202,10 +202,10 @@ def test_programs_of_several_tiles_give_the_figures_of_one_tile_each(monkeypatch
     # a score program loops over TILES tiles and stores once (as on CUDA); over 2^16 + 77 inputs of
     # sigmoid around -6e-6 (one undecided; every 97th result planted one ulp up; a partial last tile
     # and program), every figure equals the one-tile-per-program figures
-    import nbx.oracles.device as OD
+    from nbx.oracles.device import DEVICE_ORACLES
     from nbx.harness.inputs import patterns
-    from nbx.harness.scoring import device as DS
-    oracle = OD.DEVICE_ORACLES["sigmoid"]
+    from nbx.harness.scoring import device as device_scoring
+    oracle = DEVICE_ORACLES["sigmoid"]
     lo, n = 0xb6c60000 - 40000, (1 << 16) + 77
     x = patterns.bit_patterns("float32", lo, n)
     bits = nbx.sigmoid(x).numpy().view(np.uint32).copy()
@@ -213,9 +213,9 @@ def test_programs_of_several_tiles_give_the_figures_of_one_tile_each(monkeypatch
     got = nbx.from_numpy(bits.view(np.float32))
 
     def run(b, k):
-        monkeypatch.setattr(DS, "BLOCK", b)
-        monkeypatch.setattr(DS, "TILES", k)
-        return DS.score(oracle, [x], got)
+        monkeypatch.setattr(device_scoring, "BLOCK", b)
+        monkeypatch.setattr(device_scoring, "TILES", k)
+        return device_scoring.score(oracle, [x], got)
 
     one, many = run(1 << 10, 1), run(block, tiles)
     assert one.misrounded == len(range(0, n, 97)) and one.undecided == 1 and one.err_max > 1
@@ -233,10 +233,10 @@ def test_a_host_quota_leaves_undecided_inputs_out_and_counts_them():
     t = Target("sigmoid", {}, nbx.float32)
     lo, n = 0xb6c60000 - 40000, (1 << 16) + 77
     full = Accumulator(t, "sweep", nbx.backend_id())
-    assert X.sweep(t, lo, lo + n, full) == 0
+    assert exhaustive.sweep(t, lo, lo + n, full) == 0
     assert full.undecided == 1 and full.cases == n
     acc = Accumulator(t, "sweep", nbx.backend_id())
-    assert X.sweep(t, lo, lo + n, acc, max_host=0) == 1
+    assert exhaustive.sweep(t, lo, lo + n, acc, max_host=0) == 1
     assert acc.cases == n - 1 and acc.undecided == 0
 
 
@@ -251,29 +251,29 @@ def test_a_chunk_that_finds_no_device_memory_is_halved_and_counted_once(monkeypa
                 raise DeviceOOMError(xs[0].numel() * 4, "cuda:0", "0.01 GiB free of 139.80 GiB")
             return super().run_device(xs)
 
-    monkeypatch.setattr(X, "MIN_CHUNK", 1 << 16)
+    monkeypatch.setattr(exhaustive, "MIN_CHUNK", 1 << 16)
     lo, hi = 0x3f800000, 0x3f800000 + (1 << 19)
     plain, crowded = Accumulator(Target("exp", {}, nbx.float32), "sweep", nbx.backend_id()), None
-    X.sweep(Target("exp", {}, nbx.float32), lo, hi, plain, chunk=1 << 19)
+    exhaustive.sweep(Target("exp", {}, nbx.float32), lo, hi, plain, chunk=1 << 19)
     crowded = Accumulator(Crowded("exp", {}, nbx.float32), "sweep", nbx.backend_id())
-    X.sweep(Crowded("exp", {}, nbx.float32), lo, hi, crowded, chunk=1 << 19)
+    exhaustive.sweep(Crowded("exp", {}, nbx.float32), lo, hi, crowded, chunk=1 << 19)
     assert crowded.cases == plain.cases == hi - lo
     assert (crowded.err_max, crowded.hist.tolist()) == (plain.err_max, plain.hist.tolist())
     assert math.isclose(crowded.err_sum, plain.err_sum, rel_tol=1e-12)
-    monkeypatch.setattr(X, "MIN_CHUNK", 1 << 18)                 # no smaller chunk allowed: the error stands
+    monkeypatch.setattr(exhaustive, "MIN_CHUNK", 1 << 18)        # no smaller chunk allowed: the error stands
     with pytest.raises(DeviceOOMError):
-        X.sweep(Crowded("exp", {}, nbx.float32), lo, hi, Accumulator(Crowded("exp", {}, nbx.float32), "sweep",
+        exhaustive.sweep(Crowded("exp", {}, nbx.float32), lo, hi, Accumulator(Crowded("exp", {}, nbx.float32), "sweep",
                                                                      nbx.backend_id()), chunk=1 << 19)
 
 
 def test_ops_without_a_device_oracle_sweep_on_the_host():
-    assert X.device_oracle(Target("add", {}, nbx.float64)) is None        # float64: mpmath decides
-    assert X.device_oracle(Target("sin", {}, nbx.float64)) is None
-    assert X.device_oracle(Target("where", {}, nbx.float32)) is None      # a mask operand
-    assert X.device_oracle(Target("lerp", {}, nbx.float16)) is None       # 16-bit: pairs only
+    assert exhaustive.device_oracle(Target("add", {}, nbx.float64)) is None    # float64: mpmath decides
+    assert exhaustive.device_oracle(Target("sin", {}, nbx.float64)) is None
+    assert exhaustive.device_oracle(Target("where", {}, nbx.float32)) is None  # a mask operand
+    assert exhaustive.device_oracle(Target("lerp", {}, nbx.float16)) is None   # 16-bit: pairs only
     # float32 binary and ternary ops, split ops: the stratified sample (tests/test_stratified.py)
-    assert X.device_oracle(Target("add", {}, nbx.float32)) is not None
-    assert X.device_oracle(Target("glu", {}, nbx.bfloat16)) is not None
+    assert exhaustive.device_oracle(Target("add", {}, nbx.float32)) is not None
+    assert exhaustive.device_oracle(Target("glu", {}, nbx.bfloat16)) is not None
 
 
 def test_nbx_run_bits_restricts_a_sweep_to_a_range(tmp_path):
@@ -316,9 +316,10 @@ def test_a_list_full_of_failing_inputs_keeps_every_undecided_one_and_the_first_f
     whole = api.measure(t, "pairs", bits=(lo, hi))
     assert whole.not_correctly_rounded > 4 * 64
     calls = []
-    real = X.DS.score
-    monkeypatch.setattr(X.DS, "score", lambda *a, **k: calls.append(k.get("listed", 2)) or real(*a, **k))
-    monkeypatch.setattr(X, "LIST_CAP", 64)
+    real = exhaustive.device_scoring.score
+    monkeypatch.setattr(exhaustive.device_scoring, "score",
+                        lambda *a, **k: calls.append(k.get("listed", 2)) or real(*a, **k))
+    monkeypatch.setattr(exhaustive, "LIST_CAP", 64)
     parts = api.measure(t, "pairs", bits=(lo, hi))
     assert (parts.cases, parts.not_correctly_rounded, parts.special_mismatches, parts.undecided, parts.max_ulp,
             parts.hist) == (whole.cases, whole.not_correctly_rounded, whole.special_mismatches, whole.undecided,

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import nbx
-from nbx import dtype as D
+from nbx.dtype import DTYPES
 from nbx.backend import IS_CUDA
 from nbx.harness.inputs.cases import exhaustive16
 from nbx.harness.scoring.host import score
@@ -177,7 +177,7 @@ def _values(dt, bits):
 def _run(label, dt, arrays):
     op, _, p = label.partition(":")
     params = {k: float(v) for k, v in (kv.split("=") for kv in p.split(","))} if p else {}
-    t = Target(op, params, D.DTYPES[dt])
+    t = Target(op, params, DTYPES[dt])
     return t.run(arrays)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from nbx.harness.gate import budgets as B
+from nbx.harness.gate import budgets
 from nbx.harness.report import LOCK_FILE, DirectoryInUse, claim_dir, load_report
 from nbx.harness.report.json_report import INCOMPLETE_FILE
 
@@ -248,7 +248,7 @@ def test_a_file_size_limit_exits_3_and_marks_the_report_incomplete(tmp_path):
 def test_a_file_size_limit_on_gate_update_exits_3_and_keeps_the_old_file(tmp_path, report_dir):
     path = tmp_path / "b.json"
     old = _big_budgets(400)                   # ~20 KiB, over the limit once rewritten
-    B.save(old, path)
+    budgets.save(old, path)
     p = nbx_cmd("gate", "--report", report_dir, "--budgets", path, "--update", "--no-bank", cwd=tmp_path,
                 preexec_fn=_file_size_limit(8192))
     one_line_exit_3(p, "nbx gate: cannot write the budget file", path, "ulimit -f", "--budgets FILE")
@@ -257,8 +257,8 @@ def test_a_file_size_limit_on_gate_update_exits_3_and_keeps_the_old_file(tmp_pat
 
 
 def _big_budgets(n: int) -> dict:
-    return {"schema": B.SCHEMA, "backend": "test",
-            "budgets": {B.key(f"op{i:06d}", "float32"): {"max_ulp": 1.5} for i in range(n)}}
+    return {"schema": budgets.SCHEMA, "backend": "test",
+            "budgets": {budgets.key(f"op{i:06d}", "float32"): {"max_ulp": 1.5} for i in range(n)}}
 
 
 def test_sigkill_of_gate_update_never_truncates_the_budget_file(tmp_path, report_dir):
@@ -268,7 +268,7 @@ def test_sigkill_of_gate_update_never_truncates_the_budget_file(tmp_path, report
     old = _big_budgets(60000)
     rng = random.Random(1234)
     for _ in range(6):
-        B.save(old, path)
+        budgets.save(old, path)
         p = nbx_popen("gate", "--report", report_dir, "--budgets", path, "--update", "--no-bank",
                       cwd=tmp_path)
         time.sleep(rng.uniform(0.3, 3.0))
@@ -308,10 +308,10 @@ def test_sigkill_during_save_leaves_a_whole_file(tmp_path):
 
 
 def test_budget_update_under_the_lock_is_serialised(tmp_path):
-    """B.locked excludes a second holder (another open of the directory) until released."""
+    """budgets.locked excludes a second holder (another open of the directory) until released."""
     import fcntl
     path = tmp_path / "budgets" / "b.json"
-    with B.locked(path):
+    with budgets.locked(path):
         fd = os.open(path.parent, os.O_RDONLY)
         try:
             with pytest.raises(BlockingIOError):

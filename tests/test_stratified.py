@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import nbx
-from nbx.harness.inputs import cases as C
-from nbx.harness.scoring import device as DS
+from nbx.harness.inputs import cases
+from nbx.harness.scoring import device as device_scoring
 from nbx.harness.inputs import patterns
 from nbx.harness.inputs import stratified
-from nbx.harness.suites import exhaustive as X
+from nbx.harness.suites import exhaustive
 from nbx.harness import api
 from nbx.harness.suites import values
 from nbx.harness.scoring.host import Accumulator, score
@@ -45,7 +45,7 @@ def rounds():
     count covers at least."""
     out = {}
     for arity in (2, 3):
-        assert stratified.ROUND[arity] <= C.PROFILES["exhaustive"]["pairs32_interpreter"]
+        assert stratified.ROUND[arity] <= cases.PROFILES["exhaustive"]["pairs32_interpreter"]
         out[arity] = [x.numpy() for x in stratified.stratified_tuples(arity, 0x5EED, 0, stratified.ROUND[arity])]
     return out
 
@@ -80,8 +80,8 @@ def test_the_hash_is_splitmix64():
 
 def test_a_target_and_seed_make_the_key():
     t = Target("add", {}, nbx.float32)
-    assert X.tuple_key(t, 0) == X.tuple_key(t, 0) != X.tuple_key(t, 1)
-    assert X.tuple_key(t, 0) != X.tuple_key(Target("sub", {}, nbx.float32), 0)
+    assert exhaustive.tuple_key(t, 0) == exhaustive.tuple_key(t, 0) != exhaustive.tuple_key(t, 1)
+    assert exhaustive.tuple_key(t, 0) != exhaustive.tuple_key(Target("sub", {}, nbx.float32), 0)
 
 
 @pytest.mark.parametrize("arity", [2, 3])
@@ -130,7 +130,7 @@ def test_one_round_covers_every_binade_pair_and_special_crossing(arity, rounds):
 
 
 def _host_measurement(t, lo, hi, seed=0, errors=False):
-    arrays = X.tuples(t, seed, np.arange(lo, hi))
+    arrays = exhaustive.tuples(t, seed, np.arange(lo, hi))
     acc = Accumulator(t, "pairs", nbx.backend_id())
     with np.errstate(all="ignore"):
         got = t.run(arrays)
@@ -157,7 +157,7 @@ CANCELS = 0.02
                                              ("lerp", {}, CANCELS), ("addcmul", {}, 0), ("addcdiv", {}, CANCELS)])
 def test_device_sample_matches_the_host(op, params, tol):
     t = Target(op, params, nbx.float32)
-    assert X.sampled(t)
+    assert exhaustive.sampled(t)
     lo, hi = SPAN
     dev = api.measure(t, "pairs", bits=(lo, hi))
     host, err = _host_measurement(t, lo, hi, errors=True)
@@ -175,18 +175,18 @@ def test_device_sample_matches_the_host(op, params, tol):
     for w in dev.worst:                        # each names its tuple, which the host regenerates
         if "stratified tuple" in w.note:
             i = int(w.note.split("stratified tuple ")[1].split()[0], 16)
-            assert [hex(int(v)) for v in _bits_all(X.tuples(t, 0, [i]))] == w.inputs
+            assert [hex(int(v)) for v in _bits_all(exhaustive.tuples(t, 0, [i]))] == w.inputs
 
 
 @pytest.mark.parametrize("op", ["lerp", "addcdiv"])
 def test_device_figures_are_exact_where_the_hosts_float64_cancels(op):
     from fractions import Fraction
-    import nbx.oracles.device as OD
+    from nbx.oracles.device import DEVICE_ORACLES
     t = Target(op, {}, nbx.float32)
     lo, hi = stratified.GRID, stratified.GRID + stratified.NEAR                      # the near-equal block
-    xs = stratified.stratified_tuples(3, X.tuple_key(t, 0), lo, hi - lo)
+    xs = stratified.stratified_tuples(3, exhaustive.tuple_key(t, 0), lo, hi - lo)
     got = t.run_device(xs)
-    s = DS.score(OD.DEVICE_ORACLES[op], xs, got, [1.0] if op == "addcdiv" else [])
+    s = device_scoring.score(DEVICE_ORACLES[op], xs, got, [1.0] if op == "addcdiv" else [])
     assert s.argmax >= 0 and s.err_max >= 0.5     # (above 0.5 under the interpreter: 0.5151 for lerp)
     a, b, c = (Fraction(float(v)) for v in (patterns.take(x, [s.argmax])[0] for x in xs))
     exact = a + b / c if op == "addcdiv" else a + c * (b - a)
@@ -220,7 +220,7 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
         out, _, _ = plant(xs[0].numpy().view(np.uint32), r.numpy())
         return nbx.from_numpy(out)
 
-    arrays = X.tuples(t, 0, np.arange(lo, hi))
+    arrays = exhaustive.tuples(t, 0, np.arange(lo, hi))
     base = _host_measurement(t, lo, hi)
     with np.errstate(all="ignore"):
         _, n_off, n_nan = plant(arrays[0].view(np.uint32), t.run(arrays))
@@ -236,7 +236,7 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
     for w in named:
         i = int(w.note.split("stratified tuple ")[1].split()[0], 16)
         assert lo <= i < hi
-        again = X.tuples(t, 0, [i])
+        again = exhaustive.tuples(t, 0, [i])
         assert [hex(int(v)) for v in _bits_all(again)] == w.inputs
         # a planted tuple, or one the op itself misrounds (addcmul's double-rounding ties)
         planted_here = int(_bits(again[0])[0]) & 0x1FF in (0x0A7, 0x1C3)
@@ -245,23 +245,23 @@ def test_a_planted_error_is_found_and_its_tuple_regenerated(op, monkeypatch):
 
 def test_a_full_list_is_scored_in_parts_and_the_host_budget_leaves_tuples_out(monkeypatch):
     import dataclasses
-    import nbx.oracles.device as OD
+    from nbx.oracles.device import DEVICE_ORACLES
     t = Target("glu", {}, nbx.float32)
     # without its residual glu leaves ~1% undecided (a subnormal times ~1/2)
-    monkeypatch.setitem(OD.DEVICE_ORACLES, "glu", dataclasses.replace(OD.DEVICE_ORACLES["glu"], residual=None))
+    monkeypatch.setitem(DEVICE_ORACLES, "glu", dataclasses.replace(DEVICE_ORACLES["glu"], residual=None))
     lo, hi = stratified.GRID + stratified.NEAR, stratified.GRID + stratified.NEAR + (1 << 14)
     whole = Accumulator(t, "pairs", nbx.backend_id())
-    assert X.sample(t, lo, hi, whole) == 0
+    assert exhaustive.sample(t, lo, hi, whole) == 0
     m = whole.measurement(0.0)
     assert m.cases == hi - lo and m.undecided > 4 * 64
-    monkeypatch.setattr(X, "LIST_CAP", 64)                 # every launch's list overflows: parts
+    monkeypatch.setattr(exhaustive, "LIST_CAP", 64)        # every launch's list overflows: parts
     parts = Accumulator(t, "pairs", nbx.backend_id())
-    X.sample(t, lo, hi, parts, chunk=1 << 13)
+    exhaustive.sample(t, lo, hi, parts, chunk=1 << 13)
     p = parts.measurement(0.0)
     assert (p.cases, p.not_correctly_rounded, p.special_mismatches, p.undecided, p.max_ulp, p.hist) == \
         (m.cases, m.not_correctly_rounded, m.special_mismatches, m.undecided, m.max_ulp, m.hist)
     capped = Accumulator(t, "pairs", nbx.backend_id())
-    left = X.sample(t, lo, hi, capped, chunk=1 << 13, max_host=40)
+    left = exhaustive.sample(t, lo, hi, capped, chunk=1 << 13, max_host=40)
     c = capped.measurement(0.0)
     assert left == m.undecided - c.undecided and c.undecided <= 40 + 4 and left > 0
     assert c.cases == hi - lo - left
@@ -276,7 +276,7 @@ def test_nbx_run_exhaustive_pairs_takes_the_device_sample(tmp_path):
     ms = load_report(out).measurements
     assert sorted(m.op for m in ms) == ["add", "add:alpha=2"]
     (m,) = [m for m in ms if m.op == "add"]
-    n = C.PROFILES["exhaustive"]["pairs32" if nbx.backend.IS_CUDA else "pairs32_interpreter"]
+    n = cases.PROFILES["exhaustive"]["pairs32" if nbx.backend.IS_CUDA else "pairs32_interpreter"]
     assert not m.error and m.cases == n and m.decided_on_device + m.undecided == n
     assert m.not_correctly_rounded == 0 and m.max_ulp <= 0.5
 
@@ -284,14 +284,15 @@ def test_nbx_run_exhaustive_pairs_takes_the_device_sample(tmp_path):
 def test_which_jobs_take_the_sample():
     f32, f64 = nbx.float32, nbx.float64
     assert values.sample_range(Target("add", {}, f32), "pairs", "exhaustive", None) == \
-        (0, C.PROFILES["exhaustive"]["pairs32" if nbx.backend_info()["backend"] == "cuda" else "pairs32_interpreter"])
+        (0, cases.PROFILES["exhaustive"]["pairs32" if nbx.backend_info()["backend"] == "cuda"
+                                          else "pairs32_interpreter"])
     assert values.sample_range(Target("lerp", {}, f32), "pairs", "ci", (5, 10)) == (5, 10)
     assert values.sample_range(Target("add", {}, f32), "pairs", "ci", None) is None          # host batches
     assert values.sample_range(Target("add", {}, f32), "layout", "exhaustive", None) is None
     # float64: the host (a device decision would need an oracle beyond float64); masks: no float tuples
     assert values.sample_range(Target("add", {}, f64), "pairs", "exhaustive", None) is None
-    assert not X.sampled(Target("where", {}, f32)) and not X.sampled(Target("add", {}, nbx.float16))
-    assert X.sampled(Target("glu", {}, f32)) and X.sampled(Target("addcdiv", {}, f32))
+    assert not exhaustive.sampled(Target("where", {}, f32)) and not exhaustive.sampled(Target("add", {}, nbx.float16))
+    assert exhaustive.sampled(Target("glu", {}, f32)) and exhaustive.sampled(Target("addcdiv", {}, f32))
 
 
 @pytest.mark.parametrize("label, arity", [("sub:alpha=3", 2), ("addcmul", 3)])
@@ -300,23 +301,23 @@ def test_ties_decided_by_the_oracles_residual_agree_with_the_host(label, arity):
     exact value a hair off it (a tiny x). The oracle's residual (v + lo exact) decides them on the
     device, as mpmath does on the host, and a result planted one ulp off among them is caught."""
     import dataclasses
-    import nbx.oracles.device as OD
+    from nbx.oracles.device import DEVICE_ORACLES
     op, _, param = label.partition(":")
     params = {"alpha": 3} if param else {}
     t = Target(op, params, nbx.float32)
-    key = X.tuple_key(t, 0)
+    key = exhaustive.tuple_key(t, 0)
     xs = stratified.stratified_tuples(arity, key, 0, 1 << 17)
     got = t.run_device(xs)
-    d = X.device_oracle(t)
+    d = exhaustive.device_oracle(t)
     p = [3.0] if param else [1.0]
-    before = DS.score(dataclasses.replace(d, residual=None), xs, got, p)
-    after = DS.score(d, xs, got, p)
+    before = device_scoring.score(dataclasses.replace(d, residual=None), xs, got, p)
+    after = device_scoring.score(d, xs, got, p)
     assert before.undecided > 0 and after.undecided == 0
     newly = before.undecided_at
     host = score(t, list(stratified.tuples_host(arity, key, newly)), patterns.take(got, newly))
     assert int(np.isin(newly, after.failing_at).sum()) == int(host.not_cr.sum())
     planted = got.numpy().copy()
     planted.view(np.uint32)[newly[::5]] ^= 1
-    s = DS.score(d, xs, nbx.from_numpy(planted), p)
+    s = device_scoring.score(d, xs, nbx.from_numpy(planted), p)
     host = score(t, list(stratified.tuples_host(arity, key, newly)), planted[newly])
     assert s.undecided == 0 and int(np.isin(newly, s.failing_at).sum()) == int(host.not_cr.sum()) > 0

@@ -18,7 +18,7 @@ from nbx.dtype import bfloat16, bool_, float16, float32, float64, int16, int32, 
 from nbx.harness.gate import verdict as gate
 from nbx.harness import api
 from nbx.harness.run import runner
-from nbx.harness.suites import layout as L
+from nbx.harness.suites import layout
 from nbx.harness.suites import structural
 from nbx.harness.scoring.host import Accumulator
 from nbx.harness.targets.target import Target
@@ -60,10 +60,10 @@ def test_structural_suites_mapping():
 def test_layout_suite_zero_wrong(op, dtype, profile):
     t = Target(op, {}, dtype)
     acc = Accumulator(t, "layout", "test")
-    L.run_layout(t, profile, 0, acc)
+    layout.run_layout(t, profile, 0, acc)
     notes = [w.note for _, _, w in acc.worst]
     assert acc.wrong == 0, notes
-    full = profile == "nightly" or dtype in L._full_set_dtypes(op)
+    full = profile == "nightly" or dtype in layout._full_set_dtypes(op)
     assert acc.layouts >= (12 if full else 2) and acc.cases > 0
 
 
@@ -104,15 +104,15 @@ def test_layout_group_on_hypothesis_shapes(data, shapes):
     t = Target("mul", {}, float32)
     rng = np.random.default_rng(0)
     acc = Accumulator(t, "layout", "test")
-    run = L.LayoutRun(t, acc, rng, 2, False)
+    run = layout.LayoutRun(t, acc, rng, 2, False)
     ins = list(shapes.input_shapes)
     per = [data.draw(views(s)) for s in ins]
     for s, tr in zip(ins, per):
         v = rng.standard_normal(s).astype(np.float32)
-        built = L.build(v, tr, lambda shp: np.full(shp, np.nan, np.float32))
+        built = layout.build(v, tr, lambda shp: np.full(shp, np.nan, np.float32))
         assert built.shape == tuple(s)
         np.testing.assert_array_equal(built.numpy(), v)
-    run.group(ins, [L.Layout("hypothesis", per)], "hypothesis")
+    run.group(ins, [layout.Layout("hypothesis", per)], "hypothesis")
     assert acc.layouts == 1 and acc.wrong == 0, [w.note for _, _, w in acc.worst]
 
 
@@ -120,10 +120,10 @@ def test_numpy_drawn_shapes_broadcast():
     rng = np.random.default_rng(1)
     for _ in range(200):
         n = int(rng.integers(1, 4))
-        shapes, full = L.draw_broadcastable_shapes(rng, n, 1, 8, 1, 3)
+        shapes, full = layout.draw_broadcastable_shapes(rng, n, 1, 8, 1, 3)
         assert len(shapes) == n and np.broadcast_shapes(*shapes) == full and len(shapes[0]) == len(full)
-    a = L.draw_broadcastable_shapes(np.random.default_rng(5), 3, 1, 6)
-    assert a == L.draw_broadcastable_shapes(np.random.default_rng(5), 3, 1, 6)      # deterministic
+    a = layout.draw_broadcastable_shapes(np.random.default_rng(5), 3, 1, 6)
+    assert a == layout.draw_broadcastable_shapes(np.random.default_rng(5), 3, 1, 6)      # deterministic
 
 
 # ---------------------------------------------------------------------- broken kernels fail the gate
@@ -174,14 +174,14 @@ def test_floor_of_rounded_quotient_fails_the_gate(monkeypatch):
 
 
 def test_a_raising_layout_case_is_counted_not_crashed(monkeypatch):
-    real = L.call
+    real = layout.call
 
     def flaky(t, operands, out=None):
         if any(isinstance(x, Tensor) and x.storage_offset() == 1 for x in operands):
             raise RuntimeError("boom on an unaligned operand")
         return real(t, operands, out=out)
 
-    monkeypatch.setattr(L, "call", flaky)
+    monkeypatch.setattr(layout, "call", flaky)
     ms = measure("neg", float32, "layout")
     assert not ms.error and ms.wrong > 0
     assert any("boom" in w.note for w in ms.worst)
@@ -196,6 +196,7 @@ def test_integer_zero_division_that_does_not_raise_is_wrong(monkeypatch):
 
 
 def test_suite_times_line():
-    from types import SimpleNamespace as M
-    ms = [M(suite="layout", wall_s=2.0), M(suite="bank", wall_s=0.5), M(suite="layout", wall_s=1.25)]
+    from types import SimpleNamespace
+    ms = [SimpleNamespace(suite="layout", wall_s=2.0), SimpleNamespace(suite="bank", wall_s=0.5),
+          SimpleNamespace(suite="layout", wall_s=1.25)]
     assert runner.suite_times(ms) == "time per suite: layout 3.2 s (2 jobs), bank 0.5 s (1 jobs); total 3.8 s"

@@ -30,7 +30,7 @@ from nbx.oracles import ORACLES
 from nbx import backend
 from nbx.errors import DeviceOOMError
 from nbx.harness.inputs import cases
-from nbx.harness.scoring import device as DS
+from nbx.harness.scoring import device as device_scoring
 from nbx.harness.inputs import patterns
 from nbx.harness.inputs import stratified
 from nbx.harness.scoring.host import Accumulator, hexes, score
@@ -49,7 +49,7 @@ def device_oracle(t: Target):
     when every parameter of the variant is one the device oracle takes. Binary targets: 16-bit
     dtypes (their pairs are the 2^32 indices) and float32 (a stratified sample), operands that are
     plain values of the dtype (a split op's two halves count as two); ternary targets: float32."""
-    if t.dtype.name not in DS.FORMATS or t.oracle_arity > 3:
+    if t.dtype.name not in device_scoring.FORMATS or t.oracle_arity > 3:
         return None
     if t.oracle_arity >= 2:
         # operand roles other than values (a mask, another format's bits) are no float tuples; a
@@ -81,7 +81,7 @@ def _params(t: Target, d) -> list:
     return [t.params.get(p, oracle.params.get(p, 0.0)) for p in d.params]
 
 
-def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> DS.DeviceScore:
+def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> device_scoring.DeviceScore:
     """scoring/device.py's score of one chunk. Where more inputs are undecided or failing than the device's
     list holds (a peer that misrounds half its results), the chunk is scored again listing the
     undecided ones (the host needs every one) and the special mismatches, or the undecided alone
@@ -90,14 +90,14 @@ def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> DS.DeviceScor
     would, at ~1.1 scorings instead of 16 parts per level. Where even the undecided overflow, the
     chunk is scored in 16 parts (views), each with its own list."""
     zero_sign, params = ORACLES[t.op].zero_sign_matters, _params(t, d)
-    s = DS.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap)
+    s = device_scoring.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap)
     n = got.numel()
     if not s.index_overflow or depth >= 3 or n < 16:
         return s
     step = -(-n // 16)
     parts = [(off, min(step, n - off)) for off in range(0, n, step)]
     for listed in (1, 0):
-        u = DS.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap, listed=listed)
+        u = device_scoring.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap, listed=listed)
         if not u.index_overflow:
             failing, special = [], []
             for off, m in parts:
@@ -111,7 +111,7 @@ def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> DS.DeviceScor
             if listed == 0:
                 u.special_at = np.concatenate(special)
             return u
-    total = DS.DeviceScore()
+    total = device_scoring.DeviceScore()
     for off, m in parts:
         total.merge(_score(t, d, [x.narrow(0, off, m) for x in xs_dev], got.narrow(0, off, m), cap, depth + 1), off)
     return total

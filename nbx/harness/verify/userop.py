@@ -37,12 +37,12 @@ from nbx.oracles.device import DEVICE_ORACLES, DeviceOracle
 from nbx.oracles import ORACLES, Oracle
 from nbx.oracles.base import lookup_special, quiet
 
-from nbx import dtype as D
+from nbx import dtype
 from nbx.ops.registry import OpSpec, Param
 from nbx.ops.verify import Verify
 from nbx.harness.scoring import rule
 
-FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
+FLOATS = (dtype.float16, dtype.bfloat16, dtype.float32, dtype.float64)
 # Inputs standing in for an infinity and for a zero's side: beyond every format (float64's largest
 # is below 2^1024, its least subnormal 2^-1074), so a limit the function approaches is reached there
 # to far more than any format's precision, while two of them disagree where there is no limit.
