@@ -57,7 +57,7 @@ def compile_sass(fast, exact, n_in=1, block=0, piece_mask=None, **options) -> tu
     mask = fast.pieces if piece_mask is None else piece_mask
     consts = dict(s0=1, s1=1, s2=1, FAST=fast.evaluate, EXACT=exact, TAB=fast.table is not None, K=fast.k, N_IN=n_in,
                   CT0=tl.float32, CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, BLOCK=block, PIECE_C=128,
-                  INDEX64=False, STORE_FIRST=fast.store_first, PIECE_MASK=bool(mask))
+                  INDEX64=False, STORE_FIRST=fast.store_first, PIECE_MASK=bool(mask), HX=(), HR=(), HN=0)
     sig.update({k: "constexpr" for k in consts if k not in sig})
     src = triton.compiler.ASTSource(fn=flat.fast_flat_kernel, signature=sig, constexprs=consts,
                                     attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 4, 9)})

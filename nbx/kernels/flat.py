@@ -9,6 +9,7 @@ import triton
 import triton.language as tl
 
 from .fast32.keys import hard_key
+from .hard32 import WINDOW, settle
 from .math import cast, load_as
 
 
@@ -42,6 +43,17 @@ def apply_body(BODY: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c
             return BODY(a, b, c, q0, q1)
         else:
             return BODY(a, b, c, q0, q1, q2)
+
+
+@triton.jit
+def apply_exact(BODY: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0, q1, q2,
+                HX: tl.constexpr, HR: tl.constexpr, HN: tl.constexpr):
+    """BODY, the exact path, and where the op has a float32 table of HN hard cases (hard32.py: inputs
+    HX, results HR), the rounding test and the table over its float64 value."""
+    res = apply_body(BODY, N_IN, NP, a, b, c, q0, q1, q2)
+    if HN > 0:
+        res = settle(a, res, HX, HR, HN, WINDOW)
+    return res
 
 
 @triton.jit
@@ -80,7 +92,8 @@ def piece_mask(key, HARD_KEY: tl.constexpr, NP: tl.constexpr, PIECE_C: tl.conste
 
 @triton.jit
 def _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT: tl.constexpr, N_IN: tl.constexpr,
-                  CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr, PIECE_C: tl.constexpr):
+                  CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr, PIECE_C: tl.constexpr,
+                  HX: tl.constexpr, HR: tl.constexpr, HN: tl.constexpr):
     """The exact body over the pieces of the tile at base whose bit is set in pieces (-1: all
     n_pieces), PIECE_C elements each, reloaded from memory: a loop with a runtime trip count, so
     one piece's registers at a time."""
@@ -90,7 +103,7 @@ def _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT:
             po = base + j * PIECE_C + tl.arange(0, PIECE_C)
             pm = po < n
             pa, pb, pc = _load_flat(x0, x1, x2, po, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
-            tl.store(out + po, cast(apply_body(EXACT, N_IN, 0, pa, pb, pc, 0, 0, 0), OUT_T), mask=pm)
+            tl.store(out + po, cast(apply_exact(EXACT, N_IN, 0, pa, pb, pc, 0, 0, 0, HX, HR, HN), OUT_T), mask=pm)
         j += 1
 
 
@@ -99,7 +112,8 @@ def fast_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
                      FAST: tl.constexpr, EXACT: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.constexpr,
                      CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                      BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
-                     STORE_FIRST: tl.constexpr, PIECE_MASK: tl.constexpr):
+                     STORE_FIRST: tl.constexpr, PIECE_MASK: tl.constexpr,
+                     HX: tl.constexpr, HR: tl.constexpr, HN: tl.constexpr):
     """A fast path over one flat dim: out contiguous, each input contiguous (stride 1) or one
     broadcast element (stride 0). The same steps as elementwise_kernel's fast branch without the 2-D
     tile's row and column index arithmetic, which costs log and sin 5-7% of copy bandwidth on the
@@ -127,4 +141,5 @@ def fast_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
     if hard:
         if STORE_FIRST:
             tl.debug_barrier()   # every fast store of the tile before any piece's store
-        _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT, N_IN, CT0, CT1, CT2, OUT_T, PIECE_C)
+        _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT, N_IN, CT0, CT1, CT2, OUT_T, PIECE_C,
+                      HX, HR, HN)

@@ -20,7 +20,8 @@ from ..tensor import Tensor, empty, from_numpy
 from . import iterate
 from .fast32.poly import param_bits
 from .fastpath import FastPath
-from .flat import apply_body as _apply, apply_fast, fast_flat_kernel
+from .flat import apply_exact, apply_fast, fast_flat_kernel
+from .hard32 import HardCases
 from .math import cast, load_as
 
 MAX_OPERANDS = 3
@@ -46,7 +47,8 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
                        FAULT: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr,
                        CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                        NDIM: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
-                       INDEX64: tl.constexpr, PIECE_C: tl.constexpr, STORE_FIRST: tl.constexpr):
+                       INDEX64: tl.constexpr, PIECE_C: tl.constexpr, STORE_FIRST: tl.constexpr,
+                       HX: tl.constexpr, HR: tl.constexpr, HN: tl.constexpr):
     pid = tl.program_id(0)
     if INDEX64:
         pid = pid.to(tl.int64)
@@ -83,7 +85,7 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
     if NP > 2:
         q2 = tl.load(p2)
     if FAST is None:
-        res = _apply(BODY, N_IN, NP, a, b, c, q0, q1, q2)
+        res = apply_exact(BODY, N_IN, NP, a, b, c, q0, q1, q2, HX, HR, HN)
         tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
     else:
         # a fast path (FastPath; no scalar parameters): the fast values and int32 keys, <= the
@@ -108,7 +110,7 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
                 pc = col0 + j * PIECE_C + tl.arange(0, PIECE_C)
                 pm = row_mask[:, None] & (pc < C)[None, :]
                 pa, pb, pcc = _load_operands(x0, x1, x2, r0, r1, r2, pc, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
-                pres = _apply(BODY, N_IN, NP, pa, pb, pcc, q0, q1, q2)
+                pres = apply_exact(BODY, N_IN, NP, pa, pb, pcc, q0, q1, q2, HX, HR, HN)
                 tl.store(out + (ro[:, None] + pc[None, :] * so[0]), cast(pres, OUT_T), mask=pm)
                 j += 1
     if FAULT is not None:
@@ -237,10 +239,13 @@ def _pad(seq, fill=0):
 
 
 def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, compute, op: str,
-           fault=None, fast: FastPath | None = None, config: LaunchConfig = DEFAULT) -> bool:
+           fault=None, fast: FastPath | None = None, hard: HardCases | None = None,
+           config: LaunchConfig = DEFAULT) -> bool:
     """Run `body` over the broadcast of `inputs` into `out`. Returns True when the fault flag was set.
     fast: the op's float32 fast path (the caller passes it for float32 computations only), with
-    `body` its exact path."""
+    `body` its exact path. hard: the op's float32 hard cases (hard32.py), settled after every call
+    of `body` (the caller passes them for a float32 unary computation without parameters, whose
+    body returns the float64 value)."""
     assert 1 <= len(inputs) <= MAX_OPERANDS and len(params) <= MAX_PARAMS
     if out.numel() == 0:
         return False
@@ -259,6 +264,9 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     if not config.fast:
         fast = None
     assert fast is None or not params, f"{op}: a fast path takes no scalar parameters"
+    assert hard is None or (len(inputs) == 1 and not params and out.dtype.name == "float32"), \
+        f"{op}: hard cases are for float32 results of unary ops without parameters"
+    hx, hr = (hard.xs, hard.rs) if hard is not None and hard.n else ((), ())
     piece_c, n_pieces = 1, 1
     store_first = False
     tab = flag
@@ -285,7 +293,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
                     FAST=fast.evaluate, EXACT=body, TAB=fast.table is not None, K=k, N_IN=len(inputs),
                     CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl, BLOCK=block_c, PIECE_C=piece_c,
                     INDEX64=plan.index64, STORE_FIRST=store_first, PIECE_MASK=bool(mask) and n_pieces <= 32,
-                    **extra)
+                    HX=hx, HR=hr, HN=len(hx), **extra)
             return False
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         elementwise_kernel[(n_tiles,)](
@@ -295,7 +303,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
             K=k, FAULT=fault, N_IN=len(inputs), NP=len(params),
             CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl,
             NDIM=_ndim_class(plan), BLOCK_R=block_r, BLOCK_C=block_c, INDEX64=plan.index64,
-            PIECE_C=piece_c, STORE_FIRST=store_first, **extra)
+            PIECE_C=piece_c, STORE_FIRST=store_first, HX=hx, HR=hr, HN=len(hx), **extra)
     if fault is None:
         return False
     return bool(flag._storage.read(0, 4).view("int32")[0])

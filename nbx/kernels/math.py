@@ -168,113 +168,124 @@ def fma(a, b, c):
 
 # ---------------------------------------------------------------- transcendentals (float32 via float64)
 @triton.jit
+def rounded_later(y, x):
+    """A float64 evaluation y at x: y itself for float32 x (float32, and float16/bfloat16 computed in
+    float32), which the store rounds once, after the op's hard cases (hard32.settle); float64 x's
+    value otherwise."""
+    if x.dtype == tl.float32:
+        return y
+    else:
+        return y.to(x.dtype)
+
+
+@triton.jit
 def exp(x):
-    return libdevice.exp(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.exp(_wide(x)), x)
 
 
 @triton.jit
 def exp2(x):
-    return libdevice.exp2(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.exp2(_wide(x)), x)
 
 
 @triton.jit
 def expm1(x):
-    return libdevice.expm1(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.expm1(_wide(x)), x)
 
 
 @triton.jit
 def log(x):
-    return libdevice.log(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.log(_wide(x)), x)
 
 
 @triton.jit
 def log2(x):
-    return libdevice.log2(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.log2(_wide(x)), x)
 
 
 @triton.jit
 def log10(x):
-    return libdevice.log10(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.log10(_wide(x)), x)
 
 
 @triton.jit
 def log1p(x):
-    return libdevice.log1p(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.log1p(_wide(x)), x)
 
 
 @triton.jit
 def sin(x):
-    return libdevice.sin(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.sin(_wide(x)), x)
 
 
 @triton.jit
 def cos(x):
-    return libdevice.cos(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.cos(_wide(x)), x)
 
 
 @triton.jit
 def tan(x):
-    return libdevice.tan(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.tan(_wide(x)), x)
 
 
 @triton.jit
 def sinh(x):
-    return libdevice.sinh(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.sinh(_wide(x)), x)
 
 
 @triton.jit
 def cosh(x):
-    return libdevice.cosh(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.cosh(_wide(x)), x)
 
 
 @triton.jit
 def tanh(x):
-    return libdevice.tanh(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.tanh(_wide(x)), x)
 
 
 @triton.jit
 def asin(x):
-    return libdevice.asin(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.asin(_wide(x)), x)
 
 
 @triton.jit
 def acos(x):
-    return libdevice.acos(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.acos(_wide(x)), x)
 
 
 @triton.jit
 def atan(x):
-    return libdevice.atan(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.atan(_wide(x)), x)
 
 
 @triton.jit
 def asinh(x):
-    return libdevice.asinh(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.asinh(_wide(x)), x)
 
 
 @triton.jit
 def acosh(x):
-    return libdevice.acosh(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.acosh(_wide(x)), x)
 
 
 @triton.jit
 def atanh(x):
-    return libdevice.atanh(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.atanh(_wide(x)), x)
 
 
 @triton.jit
 def cbrt(x):
-    return libdevice.cbrt(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.cbrt(_wide(x)), x)
 
 
 @triton.jit
 def erf(x):
-    return libdevice.erf(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.erf(_wide(x)), x)
 
 
 @triton.jit
 def erfc(x):
-    return libdevice.erfc(_wide(x)).to(x.dtype)
+    return rounded_later(libdevice.erfc(_wide(x)), x)
 
 
 @triton.jit

@@ -63,7 +63,7 @@ def _relu(x):
 
 @triton.jit
 def _sigmoid(x):
-    return m.sigmoid_stable(m.widen(x)).to(x.dtype)
+    return m.rounded_later(m.sigmoid_stable(m.widen(x)), x)
 
 
 @triton.jit
@@ -82,7 +82,7 @@ def _silu_impl(x, NARROW: tl.constexpr):
     # negative finite x) is -0. silu(x) = x/2 + x^2/4 + O(x^4).
     w = m.widen(x)
     r = _tie_safe(x, w, w * m.sigmoid_stable(w), w * 0.5, w * w * 0.25, NARROW)
-    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+    return m.rounded_later(tl.where(w == -float("inf"), _neg_zero(w), r), x)
 
 
 @triton.jit
@@ -145,7 +145,7 @@ def _hardsigmoid(x):
     # ATen: min(max(x + 3, 0), 6) / 6; NaN propagates through the explicit where
     w = m.widen(x)
     r = tl.minimum(tl.maximum(w + 3.0, 0.0), 6.0) / 6.0
-    return tl.where(w != w, w, r).to(x.dtype)
+    return m.rounded_later(tl.where(w != w, w, r), x)
 
 
 @triton.jit
@@ -154,7 +154,7 @@ def _hardswish_impl(x, NARROW: tl.constexpr):
     # x*min(max(x+3,0),6)/6 is NaN at -inf; the definition gives 0)
     w = m.widen(x)
     r = tl.where(w <= -3.0, 0.0, tl.where(w >= 3.0, w, w * (w + 3.0) / 6.0))
-    return _tie_safe(x, w, r, w * 0.5, w * w / 6.0, NARROW).to(x.dtype)
+    return m.rounded_later(_tie_safe(x, w, r, w * 0.5, w * w / 6.0, NARROW), x)
 
 
 @triton.jit
@@ -223,7 +223,7 @@ def _celu(x, alpha):
 @triton.jit
 def _selu(x):
     w = m.widen(x)
-    return (tl.where(w > 0, w, m.expm1(w) * SELU_ALPHA) * SELU_SCALE).to(x.dtype)
+    return m.rounded_later(tl.where(w > 0, w, m.expm1(w) * SELU_ALPHA) * SELU_SCALE, x)
 
 
 @triton.jit
@@ -231,7 +231,7 @@ def _mish(x):
     # x * tanh(softplus(x)) with the stable softplus; -inf * tanh(0) is NaN, the limit is -0
     w = m.widen(x)
     r = w * m.tanh(m.softplus_stable(w))
-    return tl.where(w == -float("inf"), _neg_zero(w), r).to(x.dtype)
+    return m.rounded_later(tl.where(w == -float("inf"), _neg_zero(w), r), x)
 
 
 @triton.jit
@@ -247,7 +247,7 @@ def _log_sigmoid(x):
     # -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): never exp of a large number, and at large x the
     # tiny -exp(-x) survives in log1p
     w = m.widen(x)
-    return (m.softplus_stable(w * -1.0) * -1.0).to(x.dtype)
+    return m.rounded_later(m.softplus_stable(w * -1.0) * -1.0, x)
 
 
 @triton.jit

@@ -18,8 +18,9 @@ from typing import Any, Callable
 
 from ..dtype import DEFAULT_FLOAT, DTYPES, DType, bfloat16, bool_, float16, float32, float64, int16, int32, int8, uint8
 from ..errors import DeviceOOMError, SizeLimitError
-from ..kernels import iterate, launch
+from ..kernels import hard32, iterate, launch
 from ..kernels.fastpath import FastPath
+from ..kernels.hard32 import HardCases
 from ..promotion import is_scalar, result_type
 from ..tensor import Tensor
 from .verify import Verify
@@ -181,6 +182,13 @@ class OpSpec:
 
     def select_body(self, params: dict, typing: Typing):
         return resolve(self.body, params, typing)
+
+    def select_hard32(self, typing: Typing) -> HardCases | None:
+        """The op's float32 hard cases (kernels/hard32.py, hard32_cases/<op>.json) for a float32
+        result of a unary op without parameters, else None."""
+        if self.arity != 1 or self.params or typing.compute != (float32,) or typing.out is not float32:
+            return None
+        return hard32.cases(self.name)
 
     def select_fast32(self, params: dict, typing: Typing) -> FastPath | None:
         """The fast path of a launch: the op's, where every operand computes in float32."""
@@ -395,7 +403,7 @@ def run(spec: OpSpec, operands, params: dict, out=None, *, config: launch.Launch
         # interpreter's numpy never contracts)
         config = dataclasses.replace(config, options=config.options + (("enable_fp_fusion", False),))
     faulted = launch.launch(body, target, tensors, ptensors, compute=typing.compute, op=spec.name, fault=fault,
-                            fast=spec.select_fast32(params, typing), config=config)
+                            fast=spec.select_fast32(params, typing), hard=spec.select_hard32(typing), config=config)
     if faulted:
         raise ZeroDivisionError(f"nbx.{spec.name}: integer division by zero (argument '{names[1]}' has a "
                                 f"zero element; dtype {typing.common.name})")
