@@ -25,6 +25,11 @@ def test_where_names_existing_places(op, capsys):
             assert (ROOT / m.group(2)).exists(), ln
     assert re.match(rf"\s*oracle\s+nbx/oracles/{spec.family}\.py:\d+", lines["oracle"]), lines["oracle"]
     assert ("fast32" in lines) == (spec.fast32 is not None)
+    from nbx.kernels import hard32
+    if "hard32" in lines:                 # the op's float32 hard cases, a file that exists
+        m = re.match(r"\s*hard32\s+(nbx/kernels/hard32_cases/\w+\.json): (\d+) float32", lines["hard32"])
+        assert m and (ROOT / m.group(1)).exists() and int(m.group(2)) == hard32.cases(op).n, lines["hard32"]
+    assert ("hard32" in lines) == (hard32.path(op).exists())
     assert ("order" in lines) == (spec.order is not None)
     from nbx.oracles.device import DEVICE_ORACLES
     if op in DEVICE_ORACLES:                # the device oracle and its bound, at a path that exists
