@@ -117,6 +117,19 @@ def test_the_tool_finds_sigmoids_hard_cases(tmp_path):
     assert all(e[2] <= HARD32_K + 1 for e in doc["entries"])
 
 
+def test_a_variant_has_its_own_table_name():
+    defaults = {"beta": 1.0, "threshold": 20.0}
+    assert hard32.table_name("softplus", {"beta": 1, "threshold": 20.0}, defaults) == "softplus"
+    assert hard32.table_name("softplus", {"beta": 2, "threshold": 10}, defaults) == "softplus@beta=2.0,threshold=10.0"
+    spec = OPS["softplus"]
+    from nbx.ops.registry import Typing
+    from nbx.dtype import float32
+    f32 = Typing(float32, float32, (float32,))
+    at = spec.select_hard32({"beta": 2.0, "threshold": 10.0}, f32)
+    assert at is None or at.op == "softplus@beta=2.0,threshold=10.0"
+    assert spec.select_hard32({"beta": 3.0, "threshold": 10.0}, f32) is None      # no table for these values
+
+
 def test_the_tool_refuses_an_op_it_cannot_tabulate(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "hard_cases.py"), "--op", "add", "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=300)
@@ -126,12 +139,15 @@ def test_the_tool_refuses_an_op_it_cannot_tabulate(tmp_path):
 @pytest.mark.parametrize("path", TABLES, ids=lambda p: p.stem)
 def test_a_committed_table_is_complete_and_correct(path):
     doc = json.loads(path.read_text())
-    op = path.stem
-    assert doc["op"] == op and doc["k"] == HARD32_K
+    name = path.stem
+    op, _, moved = name.partition("@")
+    params = {k: float(v) for k, v in (kv.split("=") for kv in moved.split(",") if kv)}
+    assert doc["op"] == name and doc["k"] == HARD32_K
     assert doc["inputs"] == ["0x0", "0x100000000"], "a table covers all 2^32 float32 inputs"
     spec = OPS[op]
-    assert spec.arity == 1 and not spec.params
-    cases = hard32.cases(op)
+    assert spec.arity == 1 and all(p.kind == "number" for p in spec.params)
+    assert hard32.table_name(op, params, {p.name: p.default for p in spec.params}) == name
+    cases = hard32.cases(name)
     assert cases.n == len(doc["entries"])
     if not cases.n:
         return
@@ -140,10 +156,10 @@ def test_a_committed_table_is_complete_and_correct(path):
     want = np.array([int(e[1], 16) for e in doc["entries"]], np.uint32)
     assert all(e[2] <= HARD32_K + 1 for e in doc["entries"])
     for b, r in zip(xs, want):
-        rr = round_exact_or_ziv(ORACLES[op], (float(b.view(np.float32)),), {}, f32)
+        rr = round_exact_or_ziv(ORACLES[op], (float(b.view(np.float32)),), params, f32)
         assert rr.resolved and rr.bits == r, (op, hex(b), hex(rr.bits), hex(r))
     # the op's own results on its entries (tiled so that every tile holds some)
-    got = getattr(nbx, op)(from_numpy(np.tile(xs, 3).view(np.float32))).numpy().view(np.uint32)
+    got = getattr(nbx, op)(from_numpy(np.tile(xs, 3).view(np.float32)), **params).numpy().view(np.uint32)
     assert np.array_equal(got[:len(xs)], want), [hex(b) for b in xs[got[:len(xs)] != want]]
 
 

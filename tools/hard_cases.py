@@ -34,7 +34,8 @@ from nbx.harness.inputs import patterns  # noqa: E402
 from nbx.harness.records.files import atomic_write_text  # noqa: E402
 from nbx.harness.scoring import device as device_scoring  # noqa: E402
 from nbx.harness.scoring.host import round_exact_or_ziv  # noqa: E402
-from nbx.kernels.hard32 import CASES_DIR, HARD32_K  # noqa: E402
+from nbx.dtype import float32  # noqa: E402
+from nbx.kernels.hard32 import CASES_DIR, HARD32_K, table_name  # noqa: E402
 from nbx.oracles import ORACLES, evaluate_mp  # noqa: E402
 from nbx.oracles.device import DEVICE_ORACLES  # noqa: E402
 from nbx.oracles.formats import get_format  # noqa: E402
@@ -45,10 +46,19 @@ CHUNK = 1 << 26 if backend.IS_CUDA else 1 << 20
 
 
 def table_ops() -> list[str]:
-    """Unary ops without parameters, with a float result and a device oracle of their own name."""
+    """Unary float ops with number parameters only and a device oracle of their own name."""
     return sorted(name for name, spec in OPS.items()
-                  if spec.arity == 1 and not spec.params and spec.rule == "F" and name in DEVICE_ORACLES
-                  and DEVICE_ORACLES[name].arity == 1 and DEVICE_ORACLES[name].k > 0)
+                  if spec.arity == 1 and all(p.kind == "number" for p in spec.params) and spec.rule == "F"
+                  and name in DEVICE_ORACLES and DEVICE_ORACLES[name].arity == 1 and DEVICE_ORACLES[name].k > 0)
+
+
+def variants(op: str) -> list[tuple[str, dict]]:
+    """(table name, parameter values) of the op at its defaults and at each variant its spec
+    measures on float32 (verify.Variant)."""
+    spec = OPS[op]
+    defaults = {p.name: p.default for p in spec.params}
+    out = [{**defaults}] + [{**defaults, **v.params} for v in spec.verify.variants if v.applies(float32)]
+    return [(table_name(op, params, defaults), params) for params in out]
 
 
 def window(k_oracle: float) -> float:
@@ -58,29 +68,30 @@ def window(k_oracle: float) -> float:
     return k_oracle + 2 * (HARD32_K + 1) + 2
 
 
-def candidates(op: str, lo: int, hi: int) -> tuple[np.ndarray, int]:
+def candidates(op: str, params: dict, lo: int, hi: int) -> tuple[np.ndarray, int]:
     """(bit patterns of the undecided inputs in lo..hi-1, inputs scanned)."""
     d = DEVICE_ORACLES[op]
     wide = dataclasses.replace(d, k=window(d.k))
+    p = [float(params.get(name, ORACLES[op].params.get(name, 0.0))) for name in d.params] + [0.0, 0.0]
     found = []
     for start in range(lo, hi, CHUNK):
         n = min(CHUNK, hi - start)
         xs = patterns.bit_patterns("float32", start, n)
-        s = device_scoring.score(wide, [xs], xs, (0.0, 0.0), zero_sign=True, cap=1 << 22, listed=0)
+        s = device_scoring.score(wide, [xs], xs, tuple(p[:2]), zero_sign=True, cap=1 << 22, listed=0)
         if s.index_overflow:
             raise RuntimeError(f"{op}: more than 2^22 candidates in [{start:#x}, {start + n:#x})")
         found.append(start + s.undecided_at.astype(np.int64))
     return (np.concatenate(found) if found else np.zeros(0, np.int64)), hi - lo
 
 
-def decide(op: str, bits: int) -> tuple[int, int, float]:
+def decide(op: str, params: dict, bits: int) -> tuple[int, int, float]:
     """(x bits, correctly rounded float32 bits, |f(x) - nearest midpoint| in float64 ulps of f(x))."""
     x = float(np.uint32(bits).view(np.float32))
     oracle = ORACLES[op]
-    rr = round_exact_or_ziv(oracle, (x,), {}, F32)
+    rr = round_exact_or_ziv(oracle, (x,), params, F32)
     r = np.uint32(rr.bits).view(np.float32)
     with mpmath.workprec(200):
-        y = evaluate_mp(oracle, (x,), {})
+        y = evaluate_mp(oracle, (x,), params)
         if not isinstance(y, mpmath.mpf) or y == 0 or not mpmath.isfinite(y):
             return bits, int(rr.bits), float("inf")
         ulp = mpmath.mpf(2) ** (mpmath.floor(mpmath.log(abs(y), 2)) - 52)
@@ -97,14 +108,16 @@ def dumps(doc: dict) -> str:
     return f'{head},\n "entries": [\n{rows}\n ]\n}}\n'
 
 
-def _decide_all(op: str, found: np.ndarray, jobs: int) -> list[tuple[int, int, float]]:
+def _decide_all(op: str, params: dict, found: np.ndarray, jobs: int) -> list[tuple[int, int, float]]:
     with ProcessPoolExecutor(jobs) as pool:
-        return list(pool.map(decide, [op] * len(found), [int(b) for b in found], chunksize=16))
+        return list(pool.map(decide, [op] * len(found), [params] * len(found), [int(b) for b in found],
+                             chunksize=16))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--op", action="append", help="an op (default: every unary float op with a device oracle)")
+    ap.add_argument("--op", action="append", help="an op (default: every unary float op with a device oracle); "
+                                                  "its variants' tables too")
     ap.add_argument("--bits", default=None, help="LO:HI, a range of float32 bit patterns (default all 2^32)")
     ap.add_argument("--out", type=Path, default=CASES_DIR)
     ap.add_argument("--jobs", type=int, default=4)
@@ -113,21 +126,21 @@ def main(argv=None) -> int:
     ops = a.op or table_ops()
     unknown = [o for o in ops if o not in table_ops()]
     if unknown:
-        ap.error(f"--op {', '.join(unknown)}: not a unary float op without parameters with a device oracle; "
+        ap.error(f"--op {', '.join(unknown)}: not a unary float op with number parameters and a device oracle; "
                  f"allowed: {', '.join(table_ops())}")
     a.out.mkdir(parents=True, exist_ok=True)
-    for op in ops:
+    for op, (name, params) in [(op, v) for op in ops for v in variants(op)]:
         t0 = time.time()
-        found, scanned = candidates(op, lo, hi)
+        found, scanned = candidates(op, params, lo, hi)
         t1 = time.time()
-        decided = _decide_all(op, found, a.jobs)
+        decided = _decide_all(op, params, found, a.jobs)
         keep = sorted((b, r, d) for b, r, d in decided if d <= HARD32_K + 1)
-        doc = {"op": op, "k": HARD32_K, "inputs": [f"{lo:#x}", f"{hi:#x}"], "scanned": scanned,
+        doc = {"op": name, "k": HARD32_K, "inputs": [f"{lo:#x}", f"{hi:#x}"], "scanned": scanned,
                "oracle_k": DEVICE_ORACLES[op].k, "candidates": len(found),
                "rule": f"every float32 x in inputs with |f(x) - midpoint| <= {HARD32_K + 1} float64 ulps of f(x)",
                "entries": [[f"{b:#010x}", f"{r:#010x}", round(d, 3)] for b, r, d in keep]}
-        atomic_write_text(a.out / f"{op}.json", dumps(doc))
-        print(f"{op:<12} scanned {scanned}  candidates {len(found):6d}  kept {len(keep):5d}  "
+        atomic_write_text(a.out / f"{name}.json", dumps(doc))
+        print(f"{name:<12} scanned {scanned}  candidates {len(found):6d}  kept {len(keep):5d}  "
               f"device {t1 - t0:6.1f}s  mpmath {time.time() - t1:6.1f}s", flush=True)
     return 0
 

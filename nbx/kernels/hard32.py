@@ -40,7 +40,7 @@ CASES_DIR = Path(__file__).with_name("hard32_cases")
 class HardCases:
     """The hard cases of a float32 op: xs the inputs' bit patterns and rs the correctly rounded
     results', as signed int32 (the kernel compares int32 bit patterns); k the window they cover."""
-    op: str
+    op: str                     # the table's name (table_name): the op, and its parameters where not the defaults
     xs: tuple
     rs: tuple
     k: int = HARD32_K
@@ -54,14 +54,24 @@ def _signed(bits: int) -> int:
     return bits - (1 << 32) if bits >= 1 << 31 else bits
 
 
+def table_name(op: str, params: dict | None = None, defaults: dict | None = None) -> str:
+    """The table of an op at these parameter values: the op's name at its defaults, else
+    `op@k=v,...` over the values that differ, as float (the bank names its folders the same way)."""
+    defaults = defaults or {}
+    moved = {k: float(v) for k, v in (params or {}).items()
+             if k in defaults and (defaults[k] is None or float(v) != float(defaults[k]))}
+    return op + ("@" + ",".join(f"{k}={v}" for k, v in sorted(moved.items())) if moved else "")
+
+
 def path(op: str) -> Path:
     return CASES_DIR / f"{op}.json"
 
 
 @functools.cache
 def cases(op: str) -> HardCases | None:
-    """The op's table (hard32_cases/<op>.json), or None where it has none. A table written for
-    another window than HARD32_K is refused: its entries would not cover the test."""
+    """The table named `op` (hard32_cases/<op>.json; table_name gives the name at parameter values),
+    or None where there is none. A table written for another window than HARD32_K is refused: its
+    entries would not cover the test."""
     p = path(op)
     if not p.exists():
         return None

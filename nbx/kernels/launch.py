@@ -244,8 +244,8 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     """Run `body` over the broadcast of `inputs` into `out`. Returns True when the fault flag was set.
     fast: the op's float32 fast path (the caller passes it for float32 computations only), with
     `body` its exact path. hard: the op's float32 hard cases (hard32.py), settled after every call
-    of `body` (the caller passes them for a float32 unary computation without parameters, whose
-    body returns the float64 value)."""
+    of `body` (the caller passes them for a float32 unary computation, whose body returns the
+    float64 value)."""
     assert 1 <= len(inputs) <= MAX_OPERANDS and len(params) <= MAX_PARAMS
     if out.numel() == 0:
         return False
@@ -264,8 +264,8 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     if not config.fast:
         fast = None
     assert fast is None or not params, f"{op}: a fast path takes no scalar parameters"
-    assert hard is None or (len(inputs) == 1 and not params and out.dtype.name == "float32"), \
-        f"{op}: hard cases are for float32 results of unary ops without parameters"
+    assert hard is None or (len(inputs) == 1 and out.dtype.name == "float32"), \
+        f"{op}: hard cases are for float32 results of unary ops"
     hx, hr = (hard.xs, hard.rs) if hard is not None and hard.n else ((), ())
     piece_c, n_pieces = 1, 1
     store_first = False

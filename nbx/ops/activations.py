@@ -239,7 +239,7 @@ def _softplus(x, beta, threshold):
     # ATen: x*beta > threshold ? x : log1p(exp(beta*x))/beta, with the overflow-free softplus
     w = m.widen(x)
     u = w * beta
-    return tl.where(u > threshold, w, m.softplus_stable(u) / beta).to(x.dtype)
+    return m.rounded_later(tl.where(u > threshold, w, m.softplus_stable(u) / beta), x)
 
 
 @triton.jit

@@ -183,12 +183,15 @@ class OpSpec:
     def select_body(self, params: dict, typing: Typing):
         return resolve(self.body, params, typing)
 
-    def select_hard32(self, typing: Typing) -> HardCases | None:
-        """The op's float32 hard cases (kernels/hard32.py, hard32_cases/<op>.json) for a float32
-        result of a unary op without parameters, else None."""
-        if self.arity != 1 or self.params or typing.compute != (float32,) or typing.out is not float32:
+    def select_hard32(self, params: dict, typing: Typing) -> HardCases | None:
+        """The op's float32 hard cases at these parameter values (kernels/hard32.py,
+        hard32_cases/<table_name>.json) for a float32 result of a unary op with number parameters
+        only, else None."""
+        if self.arity != 1 or typing.compute != (float32,) or typing.out is not float32 or \
+                any(p.kind != "number" or isinstance(params.get(p.name), bool) or
+                    not isinstance(params.get(p.name), (int, float)) for p in self.params):
             return None
-        return hard32.cases(self.name)
+        return hard32.cases(hard32.table_name(self.name, params, {p.name: p.default for p in self.params}))
 
     def select_fast32(self, params: dict, typing: Typing) -> FastPath | None:
         """The fast path of a launch: the op's, where every operand computes in float32."""
@@ -403,7 +406,7 @@ def run(spec: OpSpec, operands, params: dict, out=None, *, config: launch.Launch
         # interpreter's numpy never contracts)
         config = dataclasses.replace(config, options=config.options + (("enable_fp_fusion", False),))
     faulted = launch.launch(body, target, tensors, ptensors, compute=typing.compute, op=spec.name, fault=fault,
-                            fast=spec.select_fast32(params, typing), hard=spec.select_hard32(typing), config=config)
+                            fast=spec.select_fast32(params, typing), hard=spec.select_hard32(params, typing), config=config)
     if faulted:
         raise ZeroDivisionError(f"nbx.{spec.name}: integer division by zero (argument '{names[1]}' has a "
                                 f"zero element; dtype {typing.common.name})")
