@@ -697,10 +697,11 @@ def cmd_where(a) -> int:
                                   (f"at most {fast.max_registers} registers", fast.max_registers)) if on]
         print(f"  fast32  {label} {_where(fast.evaluate)}: {', '.join(hints)}")
     from nbx.kernels import hard32
-    hard = hard32.cases(spec.name) if spec.arity == 1 and not spec.params else None
-    if hard is not None:
-        print(f"  hard32   {_rel(hard32.path(spec.name))}: {hard.n} float32 inputs within {hard.k + 1} float64 ulps "
-              f"of a midpoint, with their correctly rounded results (tools/hard_cases.py)")
+    for path in sorted(hard32.CASES_DIR.glob(f"{spec.name}*.json")):
+        if path.stem == spec.name or path.stem.startswith(spec.name + "@"):
+            hard = hard32.cases(path.stem)
+            print(f"  hard32   {_rel(path)}: {hard.n} float32 inputs within {hard.k + 1} float64 ulps of a "
+                  f"midpoint, with their correctly rounded results (tools/hard_cases.py)")
     o = ORACLES[spec.name]
     print(f"  oracle   {_rel(o.declared_at) if getattr(o, 'declared_at', '') else 'nbx/oracles/'} "
           f"(ORACLES[{spec.name!r}])")

@@ -313,16 +313,16 @@ def test_a_special_mismatch_allowance_must_be_in_the_budget_file():
 
 def test_a_misrounded_result_fails_where_the_op_declares_correct_rounding():
     """exp declares float32 correctly rounded (Verify.correctly_rounded): one misrounded result
-    fails, even at max ulp 0.5 within a budget of 1.0. silu says why it does not: its count is
+    fails, even at max ulp 0.5 within a budget of 1.0. swiglu says why it does not: its count is
     reported, and only its ulp budget gates."""
     from nbx.ops import OPS
     assert float32 in OPS["exp"].verify.correctly_rounded
-    assert float32 not in OPS["silu"].verify.correctly_rounded and OPS["silu"].verify.not_cr
+    assert float32 not in OPS["swiglu"].verify.correctly_rounded and OPS["swiglu"].verify.not_cr
     fails = decide([M(max_ulp=0.5, not_correctly_rounded=1)])
     assert "1 results not correctly rounded; the op declares float32 correctly rounded" in fails[0].reason
     assert decide([M(max_ulp=0.5, not_correctly_rounded=0)]) == []
-    silu = {"budgets": {"silu|float32": {"max_ulp": 1.0}}}
-    assert decide([M("silu", max_ulp=0.5, not_correctly_rounded=3)], silu, ops=("silu",)) == []
+    swiglu = {"budgets": {"swiglu|float32": {"max_ulp": 1.0}}}
+    assert decide([M("swiglu", max_ulp=0.5, not_correctly_rounded=3)], swiglu, ops=("swiglu",)) == []
     assert decide([M("exp", "float64", max_ulp=0.9, not_correctly_rounded=3)],
                   {"budgets": {"exp|float64": {"max_ulp": 1.0}}}, dtypes=("float64",)) == []
     # mul declares float16 too (verify.CR16); lerp's float16 results round twice and do not
@@ -339,8 +339,8 @@ def test_left_out_inputs_fail_a_declared_correct_rounding():
     op declares correct rounding, the gate cannot vouch for it."""
     fails = decide([M(max_ulp=0.5, left_out=12)])
     assert "12 undecided inputs left out" in fails[0].reason
-    silu = {"budgets": {"silu|float32": {"max_ulp": 1.0}}}
-    assert decide([M("silu", max_ulp=0.5, left_out=12)], silu, ops=("silu",)) == []
+    swiglu = {"budgets": {"swiglu|float32": {"max_ulp": 1.0}}}
+    assert decide([M("swiglu", max_ulp=0.5, left_out=12)], swiglu, ops=("swiglu",)) == []
 
 
 @pytest.mark.parametrize("backend", ["cuda-sm90-triton3.6.0", "interpreter-numpy2.4.6"])

@@ -181,7 +181,7 @@ for mod in ("unary", "activations"):
 HX = tuple(range(-40, 40, 3))
 HR = tuple(range(0, 80, 3))
 failed = 0
-for op in ("sigmoid", "sin"):
+for op in ("sigmoid", "sin", "rsqrt"):
     spec = R.OPS[op]
     fast = spec.fast32 or R.OPS["sin"].fast32          # sigmoid's body behind sin's fast path: any body serves
     consts = dict(s0=1, s1=1, s2=1, FAST=fast.evaluate, EXACT=spec.body, TAB=fast.table is not None,

@@ -100,13 +100,12 @@ def settle(x, y, XS: tl.constexpr, RS: tl.constexpr, N: tl.constexpr, K: tl.cons
     """y (float64, the evaluation of f at the float32 x) rounded to float32, and the table's result
     where x is one of its N inputs XS, in a tile that holds an element near a midpoint."""
     r = y.to(tl.float32)
-    if y.dtype != tl.float64:
-        return r                    # a body that rounds itself (an IEEE operation): nothing to settle
-    near = near_midpoint(y, K)
-    if tl.max(tl.ravel(near.to(tl.int32)), 0) > 0:
-        bits = x.to(tl.int32, bitcast=True)
-        rb = r.to(tl.int32, bitcast=True)
-        for i in tl.static_range(N):
-            rb = tl.where(bits == XS[i], RS[i], rb)
-        r = rb.to(tl.float32, bitcast=True)
+    if y.dtype == tl.float64:       # else a body that rounds itself (an IEEE operation): nothing to settle
+        near = near_midpoint(y, K)
+        if tl.max(tl.ravel(near.to(tl.int32)), 0) > 0:
+            bits = x.to(tl.int32, bitcast=True)
+            rb = r.to(tl.int32, bitcast=True)
+            for i in tl.static_range(N):
+                rb = tl.where(bits == XS[i], RS[i], rb)
+            r = rb.to(tl.float32, bitcast=True)
     return r

@@ -51,9 +51,9 @@ def reciprocal(x):
 @triton.jit
 def rsqrt(x):
     # float32: libdevice's float32 rsqrt returns inf on subnormal inputs (H200); 1/sqrt in float64 is
-    # correctly rounded before the final rounding to float32
+    # within an ulp, and its hard cases are settled from rsqrt's table (hard32.py) by the store
     if x.dtype == tl.float32:
-        return (1.0 / libdevice.sqrt(_wide(x))).to(tl.float32)
+        return rounded_later(1.0 / libdevice.sqrt(_wide(x)), x)
     else:
         return libdevice.rsqrt(x)
 

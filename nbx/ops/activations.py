@@ -26,7 +26,7 @@ from ..dtype import ALL, NUMERIC, float64, int64
 from ..kernels import math as m
 from ..tensor import Tensor
 from .registry import Choices, OpSpec, Param, by_storage, op, run
-from .verify import (CR16, F32, CR_NARROW, NEAR_MIDPOINT, SUBNORMAL_TIES, Order, Split, Variant, Verify,
+from .verify import (CR16, F32, CR_NARROW, SUBNORMAL_TIES, Order, Split, Variant, Verify,
                      in_operand_dtype, not_correctly_rounded)
 
 
@@ -340,11 +340,9 @@ GATED_SILU_ORDER = Order("gate * (sigmoid(gate) * up), each step rounded to floa
 
 activation("relu", "S", NUMERIC, _relu, "max(x, 0); relu(-0.0) = +0.0; NaN stays NaN.", verify=Verify(correctly_rounded=CR16))
 activation("sigmoid", "F", ALL, _sigmoid, "1/(1+exp(-x)), two branches on exp(-|x|): no NaN at either end.",
-           verify=not_correctly_rounded("near x = 0, 1/2 - x/4 is a float32 tie that the x^3/48 term moves "
-                                        "below float64's precision (78 of 2^32 inputs on the H200, e.g. "
-                                        "0xb6c60000); " + NEAR_MIDPOINT, correctly_rounded=CR_NARROW))
+           verify=Verify(correctly_rounded=CR16))
 activation("silu", "F", ALL, by_storage(_silu, _silu_16), "x * sigmoid(x); silu(-inf) = -0.0.",
-           verify=not_correctly_rounded(SUBNORMAL_TIES, correctly_rounded=CR_NARROW))
+           verify=Verify(correctly_rounded=CR16))
 activation("gelu", "F", ALL, Choices("approximate", {"none": by_storage(_gelu_erf, _gelu_erf_16),
                                                      "tanh": by_storage(_gelu_tanh, _gelu_tanh_16)}),
            "'none': 0.5x(1+erf(x/sqrt2)), as x/2*erfc(-x/sqrt2); 'tanh': 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), "
@@ -357,7 +355,7 @@ activation("tanh", "F", ALL, _tanh, "tanh(x).", verify=Verify(correctly_rounded=
 activation("hardsigmoid", "F", ALL, _hardsigmoid, "clamp(x/6 + 1/2, 0, 1), as ATen's min(max(x+3, 0), 6)/6.",
            verify=Verify(correctly_rounded=CR16))
 activation("hardswish", "F", ALL, by_storage(_hardswish, _hardswish_16), "x * hardsigmoid(x): 0 for x <= -3, x for x >= 3.",
-           verify=not_correctly_rounded(SUBNORMAL_TIES, correctly_rounded=CR_NARROW))
+           verify=Verify(correctly_rounded=CR16))
 activation("leaky_relu", "F", ALL, by_storage(_leaky_relu, _leaky_relu_16), "x > 0 ? x : negative_slope*x.",
            params=(Param("negative_slope", 0.01, dtype="float64"),),
            # negative_slope*x's error kept by math.with_residual: 0 of 2^32 float32 inputs misrounded
@@ -377,12 +375,9 @@ activation("mish", "F", ALL, _mish, "x * tanh(softplus(x)), softplus overflow-fr
 activation("softplus", "F", ALL, _softplus,
            "x*beta > threshold ? x : log1p(exp(beta*x))/beta, evaluated as (max(u,0) + log1p(exp(-|u|)))/beta.",
            params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")),
-           verify=not_correctly_rounded("1 of 2^32 inputs on the H200 (each variant): " + NEAR_MIDPOINT,
-                                        correctly_rounded=CR_NARROW,
-                                        variants=(Variant({"beta": 2.0, "threshold": 10.0}),)))
+           verify=Verify(correctly_rounded=CR16, variants=(Variant({"beta": 2.0, "threshold": 10.0}),)))
 activation("log_sigmoid", "F", ALL, _log_sigmoid, "log(sigmoid(x)) = min(x,0) - log1p(exp(-|x|)).",
-           verify=not_correctly_rounded("1 of 2^32 inputs on the H200 (0xb9ea41d0): " + NEAR_MIDPOINT,
-                                        correctly_rounded=CR_NARROW))
+           verify=Verify(correctly_rounded=CR16))
 
 
 def _threshold_params(params, t):

@@ -7,7 +7,7 @@ from ..dtype import ALL, NUMERIC, int8
 from ..kernels import math as m
 from ..kernels.fast32 import erf, log, rsqrt, trig
 from .registry import Select, op
-from .verify import CR16, F32, CR_NARROW, NEAR_MIDPOINT, BigCase, Verify, not_correctly_rounded
+from .verify import CR16, F32, BigCase, Verify
 
 
 
@@ -90,30 +90,24 @@ def unary(name, rule, dtypes, body, doc, **kw):
     return op(name, 1, rule, tuple(dtypes), body, doc=doc, **kw)
 
 
-def misrounded_h200(n: int) -> Verify:
-    """A float math op with n of all 2^32 float32 inputs misrounded on the H200 (exhaustive profile
-    at 3d9e5d6); float16 and bfloat16 correctly rounded (verify.CR_NARROW)."""
-    return not_correctly_rounded(f"{n} of 2^32 inputs on the H200: " + NEAR_MIDPOINT, correctly_rounded=CR_NARROW)
-
-
 unary("neg", "S", NUMERIC, _neg, "-x. neg(0.0) = -0.0; integers wrap at INT_MIN as ATen does.",
       verify=Verify(big=BigCase(int8, lambda a: -a), correctly_rounded=CR16))
 unary("abs", "S", NUMERIC, _abs, "|x|. abs(-0.0) = +0.0; integers wrap at INT_MIN as ATen does.", verify=Verify(correctly_rounded=CR16))
-# float math (rule F): float16/bfloat16 are declared for all (rule F computes them in float64, rounded
-# once on the store: verify.CR_NARROW). misrounded_h200(n): n float32 results of all 2^32 inputs
-# misrounded on the H200 (exhaustive profile at 3d9e5d6): libdevice's float64 function, rounded to
-# float32, is wrong where the exact value lies within its error of a midpoint.
+# float math (rule F): the float64 function rounded once by the store. float32: its hard cases (the
+# inputs whose exact value lies within 9 float64 ulps of a midpoint) take their correctly rounded
+# results from nbx/kernels/hard32_cases/<op>.json (kernels/hard32.py); 0 of 2^32 inputs misrounded
+# on an H100 for each op. float16/bfloat16 compute in float64 (registry.float_math_dtype).
 unary("exp", "F", ALL, m.exp, "exp(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16,
                     ci_rank8="unary with a float result of integer and bool operands (rule F)"))
 unary("exp2", "F", ALL, m.exp2, "exp2(x), float math (rule F): integers and bool compute in float32.",
-      verify=misrounded_h200(2))
+      verify=Verify(correctly_rounded=CR16))
 unary("log", "F", ALL, m.log, "log(x), float math (rule F): integers and bool compute in float32.", fast32=log.LOG,
-      verify=misrounded_h200(5))
+      verify=Verify(correctly_rounded=CR16))
 unary("sin", "F", ALL, m.sin, "sin(x), float math (rule F): integers and bool compute in float32.", fast32=trig.SIN,
-      verify=misrounded_h200(2))
+      verify=Verify(correctly_rounded=CR16))
 unary("cos", "F", ALL, m.cos, "cos(x), float math (rule F): integers and bool compute in float32.", fast32=trig.COS,
-      verify=misrounded_h200(6))
+      verify=Verify(correctly_rounded=CR16))
 unary("tan", "F", ALL, m.tan, "tan(x), float math (rule F): integers and bool compute in float32.", fast32=trig.TAN,
       verify=Verify(correctly_rounded=CR16))
 unary("sqrt", "F", ALL, m.sqrt, "sqrt(x), float math (rule F): integers and bool compute in float32.",
@@ -138,31 +132,31 @@ unary("isnan", "B", ALL, _isnan, "True where x is NaN; never for integers.", ver
 unary("expm1", "F", ALL, m.expm1, "expm1(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))
 unary("log1p", "F", ALL, m.log1p, "log1p(x), float math (rule F): integers and bool compute in float32.",
-      verify=misrounded_h200(9))
+      verify=Verify(correctly_rounded=CR16))
 unary("log2", "F", ALL, m.log2, "log2(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))
 unary("log10", "F", ALL, m.log10, "log10(x), float math (rule F): integers and bool compute in float32.",
-      verify=misrounded_h200(1))
+      verify=Verify(correctly_rounded=CR16))
 unary("sinh", "F", ALL, m.sinh, "sinh(x), float math (rule F): integers and bool compute in float32.",
-      verify=misrounded_h200(2))
+      verify=Verify(correctly_rounded=CR16))
 unary("cosh", "F", ALL, m.cosh, "cosh(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))
 unary("asin", "F", ALL, m.asin, "asin(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))
 unary("acos", "F", ALL, m.acos, "acos(x), float math (rule F): integers and bool compute in float32.",
-      verify=Verify(correctly_rounded=CR16))       # settled by hard32_cases/acos.json
+      verify=Verify(correctly_rounded=CR16))
 unary("atan", "F", ALL, m.atan, "atan(x), float math (rule F): integers and bool compute in float32.",
-      verify=Verify(correctly_rounded=CR16))       # settled by hard32_cases/atan.json
+      verify=Verify(correctly_rounded=CR16))
 unary("asinh", "F", ALL, m.asinh, "asinh(x), float math (rule F): integers and bool compute in float32.",
-      verify=Verify(correctly_rounded=CR16))       # settled by hard32_cases/asinh.json
+      verify=Verify(correctly_rounded=CR16))
 unary("acosh", "F", ALL, m.acosh, "acosh(x), float math (rule F): integers and bool compute in float32.",
-      verify=Verify(correctly_rounded=CR16))       # settled by hard32_cases/acosh.json
+      verify=Verify(correctly_rounded=CR16))
 unary("atanh", "F", ALL, m.atanh, "atanh(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))
 unary("cbrt", "F", ALL, m.cbrt, "cbrt(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))
 unary("erfc", "F", ALL, m.erfc, "erfc(x), float math (rule F): integers and bool compute in float32.",
-      verify=misrounded_h200(1))
+      verify=Verify(correctly_rounded=CR16))
 unary("sign", "S", ALL, _sign, "-1, 0 or 1 with the input's dtype; sign(-0.0) = -0.0, sign(NaN) = NaN.",
       verify=Verify(correctly_rounded=CR16))
 unary("signbit", "B", ALL, _signbit, "True where the sign bit is set (signbit(-0.0) is True); integers: x < 0.",
