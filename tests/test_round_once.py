@@ -260,6 +260,19 @@ def test_addcmul_rounds_once_where_a_tiny_input_moves_a_midpoint(dt, value):
                                                                         Fraction(float(b[0])), "float32"))
 
 
+@pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16"])
+def test_addcmul_gives_a_zero_sum_ieee_sign(dt):
+    """-0 + t1 * -0 is -0 (both terms -0); +0 + t1 * -0 and x + (-x) * 1 are +0 (the stratified
+    tuple 0x20000 of seed 0: -0, a float32 subnormal t1, -0)."""
+    d = nbx.DTYPES[dt]
+    sub = np.array([0x4933B9], np.uint32).view(np.float32)[0] if dt == "float32" else np.float32(2.0 ** -20)
+    x = np.array([-0.0, 0.0, -0.0, 1.5, -0.0], np.float32).astype(d.np)
+    t1 = np.array([sub, sub, -sub, -1.5, 0.0], np.float32).astype(d.np)
+    t2 = np.array([-0.0, -0.0, 0.0, 1.0, 0.0], np.float32).astype(d.np)
+    got = nbx.addcmul(nbx.from_numpy(x), nbx.from_numpy(t1), nbx.from_numpy(t2)).numpy().astype(np.float32)
+    assert np.signbit(got).tolist() == [True, False, True, False, False] and not got.any()
+
+
 @pytest.mark.skipif(IS_CUDA, reason="replaces the interpreter's libdevice pow")
 def test_pow_takes_the_exact_value_where_libdevice_misses_it(monkeypatch):
     """libdevice's pow one float64 ulp off (as the GPU's was at exact results): the exact path

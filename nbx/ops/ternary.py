@@ -202,6 +202,10 @@ def _addcmul(x, t1, t2, value):
         e2 = m.fma(p, w2, -q)
         sx, lx = _two_sum(wx, q)
         r = m.with_residual(sx, (lx + e2) + m.product_rn(e1, w2))
+        # a zero sum takes IEEE's sign: -0 only for -0 plus a -0 product (product_rn's +0 addend
+        # turns a -0 product into +0), +0 for an exact cancellation
+        pz = (value * m.widen(t1)) * w2
+        r = tl.where(r == 0, tl.where(wx == 0, wx + pz, 0.0), r)
         plain = wx + q
         ok = (tl.abs(plain) < float("inf")) & (tl.abs(q) < float("inf")) & (tl.abs(wx) < float("inf"))
         return tl.where(ok, r, plain)
