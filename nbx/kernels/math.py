@@ -118,11 +118,17 @@ def round_to_odd(s, e):
 
 
 @triton.jit
+def two_sum(a, b):
+    """a + b = s + e exactly (Knuth's TwoSum: additions only, so no contraction can touch it)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@triton.jit
 def _sum_round_to_odd(p, c):
     """p + c (float64, both exact) rounded to odd: TwoSum gives the exact error e of s = p + c."""
-    s = p + c
-    bb = s - p
-    e = (p - (s - bb)) + (c - bb)
+    s, e = two_sum(p, c)
     return round_to_odd(s, e)
 
 

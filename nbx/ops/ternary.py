@@ -130,14 +130,6 @@ op("masked_fill", 2, _masked_fill_typing, ALL, _masked_fill,
 
 # ---------------------------------------------------------------- lerp, addcmul, addcdiv
 @triton.jit
-def _two_sum(a, b):
-    """a + b = s + err exactly (Knuth's TwoSum: additions only, so no contraction can touch it)."""
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-@triton.jit
 def _lerp(s, e, w):
     # ATen's two branches: |w| < 0.5 ? s + w*(e-s) : e - (e-s)*(1-w); each is exact at its end
     # (w = 0 gives s, w = 1 gives e). float64: the documented order.
@@ -155,8 +147,8 @@ def _lerp(s, e, w):
         # sign) and handed to the store, which rounds it once to float32, float16 or bfloat16:
         # rounded to nearest in float64 first, 298 of 2^18 stratified float32 tuples misrounded on
         # the interpreter.
-        h1, l1 = _two_sum(ws, -(ww * ws))
-        h2, l2 = _two_sum(h1, ww * we)
+        h1, l1 = m.two_sum(ws, -(ww * ws))
+        h2, l2 = m.two_sum(h1, ww * we)
         exact = m.with_residual(h2, l1 + l2)
         ok = (tl.abs(ws) < float("inf")) & (tl.abs(we) < float("inf")) & (tl.abs(ww) < float("inf"))
         r = tl.where(ok & (tl.abs(h2) < float("inf")), exact, r)
@@ -207,7 +199,7 @@ def _addcmul(x, t1, t2, value):
         e1 = m.fma(value, m.widen(t1), -p)
         q = m.product_rn(p, w2)
         e2 = m.fma(p, w2, -q)
-        sx, lx = _two_sum(wx, q)
+        sx, lx = m.two_sum(wx, q)
         r = m.with_residual(sx, (lx + e2) + m.product_rn(e1, w2))
         # a zero sum takes IEEE's sign: -0 only for -0 plus a -0 product (product_rn's +0 addend
         # turns a -0 product into +0), +0 for an exact cancellation
