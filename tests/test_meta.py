@@ -246,3 +246,14 @@ def test_an_undeclared_float_op_is_caught():
     assert _rounding_undeclared(dataclasses.replace(exp, verify=verify.Verify()))
     assert not _rounding_undeclared(dataclasses.replace(exp, verify=verify.Verify(correctly_rounded=verify.F32)))
     assert not _rounding_undeclared(dataclasses.replace(nbx.OPS["bitwise_and"], verify=verify.Verify()))
+
+
+def test_the_readme_lists_every_op_not_declared_correctly_rounded_on_float32():
+    """README's gate section names the ops whose spec withdraws float32 correct rounding, all of them
+    and no other."""
+    import re
+    from nbx.ops import OPS
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    para = re.sub(r"`[^`]*`", "", text[text.index("Not declared on\n  float32 today"):].split("\n- ")[0])
+    named = set(re.findall(r"\b([a-z][a-z0-9_]+)\b", para)) & set(OPS)
+    assert named == {name for name, spec in OPS.items() if spec.verify.not_cr}, named
