@@ -12,8 +12,9 @@ rounded result, in hard32_cases/<op>.json. That is CORE-MATH's way for binary32 
 In the kernel (launch.py, flat.py: every exact-body call of a float32 launch of an op with a
 table), `settle` applies the rounding test to y (near_midpoint: y within K ulps of a midpoint, a
 fraction 2K / 2^29 of random results); only a tile with a near element compares its inputs with
-the table, and a listed input takes the listed result. Away from the table the test's failure is
-proof that y rounds correctly; on a listed input the table's mpmath result is correct whatever y.
+the table, and a listed input takes the listed result. An unflagged y rounds as f(x) does (a
+midpoint between them would lie within K ulps of y), and an unlisted x has no midpoint within
+K + 1 ulps of f(x): the test only keeps the comparison off the tiles that cannot need it.
 tests/test_hard_cases.py checks every entry against mpmath and every op's results on its entries.
 """
 from __future__ import annotations
