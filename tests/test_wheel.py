@@ -57,6 +57,9 @@ def test_the_wheel_holds_the_data_the_license_and_the_plugin(installed):
     assert len(bank) == committed and "nbx/data/reference_bank/MANIFEST.json" in bank
     assert {f"nbx/data/reports/budgets/{p.name}" for p in (REPO / "reports" / "budgets").glob("*.json")} <= names
     assert "nbx/harness/report/templates/report.html.j2" in names
+    # the float32 hard-case tables the kernels settle from (kernels/hard32.py)
+    tables = {f"nbx/kernels/hard32_cases/{p.name}" for p in (REPO / "nbx" / "kernels" / "hard32_cases").glob("*.json")}
+    assert len(tables) >= 32 and tables <= names
     assert "License-Expression: Apache-2.0" in meta and "nbx-0.1.0.dist-info/licenses/LICENSE" in names
     assert "[pytest11]\nnbx = nbx.pytest_plugin" in entry
     assert top == ["nbx"], f"top-level packages {top}: only nbx is installed"
@@ -91,3 +94,14 @@ def test_nbx_data_names_another_data_folder(installed, tmp_path):
     out = _run([py, "-c", "from nbx.harness.gate import budgets; from nbx.harness.suites.bank import storage; "
                 "print(budgets.ROOT); print(storage.root())"], cwd=tmp_path, env={**env, "NBX_DATA": str(data)})
     assert out.stdout.split() == [str(data / "reports" / "budgets"), str(data / "reference_bank")]
+
+
+def test_the_installed_kernels_settle_from_their_tables(installed, tmp_path):
+    """sigmoid(0xb6c60000), a float32 hard case (float64's value is the midpoint's even side), comes
+    back correctly rounded from the installed package: its table ships and is found there."""
+    py, _, env, purelib, _ = installed
+    code = ("import numpy as np, nbx; x = np.full(8, 0xb6c60000, np.uint32).view(np.float32); "
+            "import nbx.kernels.hard32 as h; print(h.CASES_DIR); "
+            "print(hex(nbx.sigmoid(nbx.from_numpy(x)).numpy().view(np.uint32)[0]))")
+    out = _run([py, "-c", code], cwd=tmp_path, env=env).stdout.split()
+    assert out[0].startswith(str(purelib)) and out[1] == "0x3effffcf", out
