@@ -541,6 +541,31 @@ def test_page_in_a_browser(small_run, browser, tmp_path):
     assert not errors, errors
 
 
+def test_a_sweep_draws_its_error_by_input_range(browser, tmp_path):
+    # a float32 sweep's bins (scoring/regions.py) with misrounded results in [2, 4): its detail
+    # draws the largest error per range of inputs, that range's bars marked
+    from selenium.webdriver.common.by import By
+    from nbx.harness.scoring.regions import RangeBins
+    b = RangeBins(0, 1 << 32, 1 << 16)
+    b.count[:] = 1 << 24
+    b.max_ulp[:] = 0.5
+    b.max_ulp[0x40], b.misrounded[0x40] = 3.0, 12
+    m = meas("exp", "float32", "sweep", points=50, cases=1 << 32, max_ulp=3.0, not_correctly_rounded=12,
+             bins=b.to_dict())
+    path = tmp_path / "report.html"
+    path.write_text(render_html(report([m])), encoding="utf-8")
+    d = browser
+    d.get(path.as_uri())
+    d.find_element(By.CSS_SELECTOR, "#measurements button.o").click()
+    chart = d.find_element(By.CSS_SELECTOR, "#measurements tr.detail svg.regions")
+    assert len(chart.find_elements(By.CSS_SELECTOR, "rect.bar")) == H.PAGE_BINS
+    assert len(chart.find_elements(By.CSS_SELECTOR, "rect.bar.mis")) == 1
+    labels = [t.text for t in chart.find_elements(By.TAG_NAME, "text")]
+    assert {"0", "2", "-0", "-2", "nan"} <= set(labels) and "12 misrounded, in red" in " ".join(labels)
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+
 PEER_MODULE = '''
 import numpy as np
 

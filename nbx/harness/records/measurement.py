@@ -54,6 +54,29 @@ def _decode_series(series: dict | None, int_keys: tuple[str, ...] = ()) -> dict 
             for name, values in series.items()}
 
 
+_BIN_SCALARS = ("lo", "hi", "width")
+_BIN_COUNTS = ("count", "misrounded", "special")
+
+
+def _encode_bins(bins: dict) -> dict:
+    out: dict[str, Any] = {k: int(bins[k]) for k in _BIN_SCALARS}
+    out.update({k: [int(v) for v in bins.get(k) or []] for k in _BIN_COUNTS})
+    out["max_ulp"] = [encode_float(v) for v in bins.get("max_ulp") or []]
+    return out
+
+
+def _decode_bins(bins: dict | None) -> dict | None:
+    if bins is None:
+        return None
+    out: dict[str, Any] = {k: int(bins[k]) for k in _BIN_SCALARS}
+    out["count"] = [int(v) for v in bins.get("count") or []]
+    out.update({k: [int(v) for v in bins.get(k, [0] * len(out["count"]))] for k in _BIN_COUNTS[1:]})
+    out["max_ulp"] = [decode_float(v) for v in bins.get("max_ulp") or []]
+    if any(len(out[k]) != len(out["count"]) for k in _BIN_COUNTS[1:] + ("max_ulp",)) or out["width"] < 1:
+        raise ValueError("Measurement.from_dict: bins' series differ in length, or a width below 1")
+    return out
+
+
 @dataclass
 class Worst:
     """One of the worst inputs of a measurement, everything as hex bit patterns."""
@@ -108,6 +131,9 @@ class Measurement:
     worst: list[Worst] = field(default_factory=list)
     plot: dict | None = None
     hist: dict | None = None
+    # a sweep over bit patterns: its range in equal bins, per bin the cases, misrounded results,
+    # special mismatches and largest ulp error (scoring/regions.py); None for other suites
+    bins: dict | None = None
     error: str = ""
     # who produced the results: "nbx", or a peer measured beside it on the same inputs
     # (`nbx run --target torch`, harness/targets/peers.py); peers are reported, never gated
@@ -139,6 +165,8 @@ class Measurement:
         d["worst"] = [w.to_dict() for w in self.worst]
         d["plot"] = _encode_series(self.plot)
         d["hist"] = _encode_series(self.hist)
+        if self.bins is not None:
+            d["bins"] = _encode_bins(self.bins)
         d["error"] = self.error
         d["target"] = self.target
         if self.target_info:
@@ -164,6 +192,7 @@ class Measurement:
         kwargs["worst"] = [Worst.from_dict(w) for w in d.get("worst", [])]
         kwargs["plot"] = _decode_series(d.get("plot"))
         kwargs["hist"] = _decode_series(d.get("hist"), int_keys=("counts",))
+        kwargs["bins"] = _decode_bins(d.get("bins"))       # reports made before bins: None
         kwargs["error"] = str(d.get("error", ""))
         kwargs["target"] = str(d.get("target") or "nbx")      # reports made before peers: nbx's
         kwargs["target_info"] = str(d.get("target_info", ""))

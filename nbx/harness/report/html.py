@@ -60,6 +60,9 @@ CHANGED_PLOTS = 12
 WORST_ROWS_FEATURED = 8          # worst-input rows embedded for a drawn or failing measurement
 WORST_ROWS_OTHER = 1             # and for any other (the plot still rings all of them)
 SPLIT_BINS = 10                  # a histogram of one bin is drawn as this many from its sample
+# a sweep's error-by-input-range chart: at most this many bars (adjacent bins of Measurement.bins
+# merged), ~1 KB of page per sweep, which a nightly of hundreds of sweeps keeps under its 2 MB
+PAGE_BINS = 128
 PEER_ROW_CHARS = 50              # the markup of a row of the peer table, besides its cells' text
 
 COLUMNS = (  # header, "num" or "str"
@@ -155,7 +158,8 @@ def _value_text(bits: str, dtype: str) -> str:
 def plot_data(m: Measurement, budget: float | None, grid: tuple[int, int] = GRIDS[0]) -> dict:
     """The plot of one measurement as the template draws it: {"r": [lo, hi, top], "p": finite
     point cells, "n": columns of infinite-error points, "w"/"wn": the same for the worst inputs,
-    "h": histogram counts, "he": histogram edges}; empty keys left out. A cell is
+    "h": histogram counts, "he": histogram edges, "rg": a sweep's error by input range
+    (region_data)}; empty keys left out. A cell is
     column * rows + row of `grid` (columns, rows), row 0 at the bottom.
 
     The ranges cover the sampled points, every worst input with a finite operand, 1 ulp and the
@@ -209,7 +213,43 @@ def plot_data(m: Measurement, budget: float | None, grid: tuple[int, int] = GRID
         out["h"] = [int(c) for c in m.hist.get("counts") or []]
         out["he"] = [encode_float(e) for e in m.hist.get("edges") or []]
         out["hs"] = _split_bin(out["h"], m.hist.get("edges") or [], pu)
+    if m.bins and m.bins.get("count"):
+        out["rg"] = region_data(m)
     return {k: v for k, v in out.items() if v not in ("", [], None)}
+
+
+def _bit_text(u: int, dtype: str) -> str:
+    """The value of bit pattern u of dtype, short: an axis label."""
+    v = operand_value(f"{u:x}", dtype)
+    return "" if v is None else f"{v:.3g}"
+
+
+def region_data(m: Measurement) -> dict:
+    """A sweep's bins as the template draws them: {"lo", "w": a bar's width in bit patterns, "u":
+    largest ulp error per bar, "m"/"s": misrounded results and special mismatches per bar (left out
+    where none), "t": [bar index, the input's value there] axis labels}. Adjacent bins are merged
+    down to PAGE_BINS bars."""
+    b = m.bins
+    k = len(b["count"])
+    f = -(-k // PAGE_BINS)
+    groups = [slice(i, min(i + f, k)) for i in range(0, k, f)]
+    lo, hi, width = int(b["lo"]), int(b["hi"]), int(b["width"]) * f
+    ulp = [max(b["max_ulp"][g]) for g in groups]
+    out: dict = {"lo": lo, "w": width, "u": [encode_float(_sig(u, 3)) if math.isfinite(u) else encode_float(u)
+                                            for u in ulp]}
+    for key, name in (("m", "misrounded"), ("s", "special")):
+        per = [int(sum((b.get(name) or [0] * k)[g])) for g in groups]
+        if any(per):
+            out[key] = per
+    n = len(groups)
+    # a power of two, so a whole float range is labelled at sign and exponent boundaries
+    stride = 1
+    while stride * 6 < n:
+        stride *= 2
+    ticks = sorted(set(range(0, n, stride)) | {n})
+    # the right end is hi, one past the range: its label is the last input's value
+    out["t"] = [[i, _bit_text(min(lo + i * width, hi - 1), m.dtype)] for i in ticks]
+    return out
 
 
 def _split_bin(counts: list[int], edges: list[float], sample: np.ndarray) -> list | None:

@@ -41,6 +41,7 @@ BLOCK = 1024 if launch.backend.IS_CUDA else 1 << 16
 # 0.78 s of the 1.0 s that all 2^32 float32 inputs of one op took on the H200)
 TILES = 64 if launch.backend.IS_CUDA else 1
 HIST_PAD = tl.constexpr(triton.next_power_of_2(len(HIST_EDGES) - 1))
+ROW_FIELDS = 5      # DeviceScore.rows' columns
 
 
 @triton.jit
@@ -238,6 +239,9 @@ class DeviceScore:
     special_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # the special mismatches of those
     index_overflow: int = 0                                                         # positions not listed
     exact: bool = False             # a bool, integer or float64 result compared exactly: misrounded means wrong
+    # per score program, in element order: (first element, decided, misrounded, special mismatches,
+    # largest ulp error), so a sweep can tell where over its range the errors lie (regions.py)
+    rows: np.ndarray = field(default_factory=lambda: np.zeros((0, ROW_FIELDS), np.float64))
 
     def merge(self, other: "DeviceScore", offset: int = 0) -> None:
         if other.err_max > self.err_max or self.argmax < 0:
@@ -249,16 +253,21 @@ class DeviceScore:
         self.undecided_at = np.concatenate([self.undecided_at, other.undecided_at + offset])
         self.failing_at = np.concatenate([self.failing_at, other.failing_at + offset])
         self.special_at = np.concatenate([self.special_at, other.special_at + offset])
+        shifted = np.array(other.rows, np.float64).reshape(-1, ROW_FIELDS)
+        shifted[:, 0] += offset
+        self.rows = np.concatenate([np.asarray(self.rows, np.float64).reshape(-1, ROW_FIELDS), shifted])
 
 
 def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,
-          cap: int = 1 << 20, listed: int = 2) -> DeviceScore:
+          cap: int = 1 << 20, listed: int = 2, tiles: int | None = None) -> DeviceScore:
     """Score `got` = op(*operands) (one, two or three operands, contiguous, of one size and one dtype
     of FORMATS) against a device oracle of that arity. The result shares the operands' dtype, or,
     for an exact oracle (k = 0), is any float format of FORMATS (rounded once from the oracle's
     value), float64, bool or an integer dtype (compared exactly: DeviceScore.exact). At most `cap`
     positions are listed: the undecided ones and, by `listed`, every failing one (2), the special
-    mismatches (1) or none (0); the figures count every element either way."""
+    mismatches (1) or none (0); the figures count every element either way. tiles: the tiles of
+    BLOCK elements one program scores (TILES by default), so the elements one row of
+    DeviceScore.rows covers; the figures are the same for any."""
     name, src = got.dtype.name, operands[0].dtype.name
     exact_result = oracle.k == 0 and (got.dtype.name == "float64" or not got.dtype.is_float)
     if src not in FORMATS or any(x.dtype is not operands[0].dtype for x in operands) or \
@@ -275,7 +284,8 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
     p, emin, emax = f.precision, f.emin, f.emax
     result = 0 if not exact_result else 2 if got.dtype.is_float else 1
     n = got.numel()
-    programs = max(1, triton.cdiv(n, BLOCK * TILES))
+    tiles = TILES if tiles is None else max(1, int(tiles))
+    programs = max(1, triton.cdiv(n, BLOCK * tiles))
     stats = empty((programs, 6), dtype="int64")
     fstats = empty((programs, 2), dtype="float64")
     hist = empty((programs, HIST_PAD.value), dtype="int64")
@@ -291,7 +301,7 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
                                   RESIDUAL=getattr(oracle, "residual", None), N_IN=len(operands),
                                   E=oracle.bound + 2.0 ** -52,
                                   EXACT=oracle.k == 0, P=p, EMIN=emin, EMAX=emax, ZERO_SIGN=zero_sign,
-                                  CT=float32.tl, RESULT=result, BLOCK=BLOCK, TILES=TILES,
+                                  CT=float32.tl, RESULT=result, BLOCK=BLOCK, TILES=tiles,
                                   LIST=listed, **oracle_options())
     s = stats.numpy()
     f = fstats.numpy()
@@ -299,13 +309,15 @@ def score(oracle, operands: list[Tensor], got: Tensor, params=(0.0, 0.0), *, zer
     # only the listed positions come back, not the whole list's buffer
     listed = np.sort(index.narrow(0, 0, min(k, cap)).numpy()) if k else np.zeros(0, np.int64)
     best = int(np.argmax(f[:, 1]))
+    rows = np.stack([np.arange(programs, dtype=np.float64) * (BLOCK * tiles), s[:, 0], s[:, 1], s[:, 2], f[:, 1]],
+                    axis=1).astype(np.float64)
     return DeviceScore(n=n, decided=int(s[:, 0].sum()), misrounded=int(s[:, 1].sum()), specials=int(s[:, 2].sum()),
                        undecided=int(s[:, 3].sum()), err_count=int(s[:, 4].sum()), err_sum=float(f[:, 0].sum()),
                        err_max=float(f[best, 1]), argmax=int(s[best, 5]) if f[best, 1] > 0 else -1,
                        hist=hist.numpy()[:, :N_BINS.value].sum(axis=0), undecided_at=listed[listed % 2 == 1] // 4,
                        failing_at=listed[listed % 2 == 0] // 4, special_at=listed[listed % 4 == 2] // 4,
                        index_overflow=max(0, k - cap),
-                       exact=exact_result)
+                       exact=exact_result, rows=rows)
 
 
 def score_unary(oracle, x: Tensor, got: Tensor, params=(0.0, 0.0), *, zero_sign: bool = True,

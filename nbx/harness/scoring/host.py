@@ -263,6 +263,7 @@ class Accumulator:
     device_cases: int = 0                            # cases scored on the device (add_device)
     undecided: int = 0                               # cases the device left to the host
     left_out: int = 0                                # undecided cases beyond the host's quota: unscored
+    bins: object = None                              # regions.RangeBins of a sweep over bit patterns
     _seq: int = 0
 
     def add(self, arrays: list[np.ndarray], got: np.ndarray, b: Batch) -> None:
@@ -372,4 +373,5 @@ class Accumulator:
             decided_on_device=self.device_cases, undecided=self.undecided, left_out=self.left_out,
             order_cases=self.order_cases,
             order_max_ulp=self.order_max, order_differ=self.order_differ, wall_s=wall_s,
-            worst=[w for _, _, w in sorted(self.worst, key=lambda t: -t[0])], plot=plot, hist=hist, error=error)
+            worst=[w for _, _, w in sorted(self.worst, key=lambda t: -t[0])], plot=plot, hist=hist, error=error,
+            bins=self.bins.to_dict() if self.bins is not None else None)

@@ -33,6 +33,7 @@ from nbx.harness.inputs import cases
 from nbx.harness.scoring import device as device_scoring
 from nbx.harness.inputs import patterns
 from nbx.harness.inputs import stratified
+from nbx.harness.scoring import regions
 from nbx.harness.scoring.host import Accumulator, hexes, score
 from nbx.harness.targets.target import Target
 
@@ -81,7 +82,7 @@ def _params(t: Target, d) -> list:
     return [t.params.get(p, oracle.params.get(p, 0.0)) for p in d.params]
 
 
-def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> device_scoring.DeviceScore:
+def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0, tiles: int | None = None) -> device_scoring.DeviceScore:
     """scoring/device.py's score of one chunk. Where more inputs are undecided or failing than the device's
     list holds (a peer that misrounds half its results), the chunk is scored again listing the
     undecided ones (the host needs every one) and the special mismatches, or the undecided alone
@@ -90,20 +91,20 @@ def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> device_scorin
     would, at ~1.1 scorings instead of 16 parts per level. Where even the undecided overflow, the
     chunk is scored in 16 parts (views), each with its own list."""
     zero_sign, params = ORACLES[t.op].zero_sign_matters, _params(t, d)
-    s = device_scoring.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap)
+    s = device_scoring.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap, tiles=tiles)
     n = got.numel()
     if not s.index_overflow or depth >= 3 or n < 16:
         return s
     step = -(-n // 16)
     parts = [(off, min(step, n - off)) for off in range(0, n, step)]
     for listed in (1, 0):
-        u = device_scoring.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap, listed=listed)
+        u = device_scoring.score(d, xs_dev, got, params, zero_sign=zero_sign, cap=cap, listed=listed, tiles=tiles)
         if not u.index_overflow:
             failing, special = [], []
             for off, m in parts:
                 if sum(len(f) for f in failing) >= 8:
                     break
-                p = _score(t, d, [x.narrow(0, off, m) for x in xs_dev], got.narrow(0, off, m), cap, depth + 1)
+                p = _score(t, d, [x.narrow(0, off, m) for x in xs_dev], got.narrow(0, off, m), cap, depth + 1, tiles)
                 failing.append(p.failing_at + off)
                 special.append(p.special_at + off)
             # for the worst entries only: the figures and the undecided positions are u's own
@@ -113,12 +114,13 @@ def _score(t: Target, d, xs_dev, got, cap: int, depth: int = 0) -> device_scorin
             return u
     total = device_scoring.DeviceScore()
     for off, m in parts:
-        total.merge(_score(t, d, [x.narrow(0, off, m) for x in xs_dev], got.narrow(0, off, m), cap, depth + 1), off)
+        total.merge(_score(t, d, [x.narrow(0, off, m) for x in xs_dev], got.narrow(0, off, m), cap, depth + 1, tiles),
+                    off)
     return total
 
 
-def _score_chunk(t: Target, d, xs_dev, got, where: str):
-    s = _score(t, d, xs_dev, got, LIST_CAP)
+def _score_chunk(t: Target, d, xs_dev, got, where: str, tiles: int | None = None):
+    s = _score(t, d, xs_dev, got, LIST_CAP, tiles=tiles)
     if s.index_overflow:
         raise RuntimeError(f"{t.label} {t.dtype.name}: {s.index_overflow} undecided or failing inputs in "
                            f"{where} beyond the device's list; use a smaller chunk")
@@ -167,10 +169,11 @@ def _chunks(t: Target, lo: int, hi: int, chunk: int, on_device, consume) -> None
         release(t)
 
 
-def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None = None) -> np.ndarray:
+def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None = None, start: int = 0) -> np.ndarray:
     """Undecided elements scored on the host (at most `quota`, evenly spaced over the chunk's: the
     others are left out of the figures, counted in acc.left_out), failing and worst ones rescored for the worst entries;
-    operands_at(positions) -> the operand arrays there. Returns the positions that came back."""
+    operands_at(positions) -> the operand arrays there; start: the chunk's first index, where
+    acc.bins places the host's elements. Returns the positions that came back."""
     und = s.undecided_at
     if quota is not None and len(und) > quota:
         und = und[np.unique(np.linspace(0, len(und) - 1, quota).astype(np.int64))] if quota else und[:0]
@@ -178,7 +181,10 @@ def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None
         acc.left_out += len(s.undecided_at) - len(und)
     if len(und):
         arrays, gs = operands_at(und), patterns.take(got, und)
-        acc.add(arrays, gs, score(t, arrays, gs))
+        b = score(t, arrays, gs)
+        acc.add(arrays, gs, b)
+        if acc.bins is not None:
+            acc.bins.add_points(start + und, b)
     # the first special mismatches, then the first misrounded results, and the largest error
     show = np.union1d(s.special_at[:8], s.failing_at[:8])
     if s.argmax >= 0:
@@ -193,22 +199,30 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK, max
     indices lo .. hi - 1, pair_patterns) through t's op, into acc. max_host: the most undecided
     inputs mpmath decides on the host, spread evenly over the chunks (~130 us each: a form whose
     float64 value lands on float32 midpoints, leaky_relu's subnormal products, leaves 10^5 .. 10^7);
-    the others are left out of the figures. Returns how many were left out."""
+    the others are left out of the figures. Returns how many were left out. A unary sweep also
+    keeps where over lo .. hi - 1 its errors lie (acc.bins: regions.RangeBins)."""
     d = device_oracle(t)
     if d is None or t.oracle_arity > 2 or t.oracle_arity == 2 and t.dtype.itemsize != 2:
         raise ValueError(f"exhaustive.sweep: {t.label} {t.dtype.name} has no device oracle over bit patterns")
     before = acc.left_out
+    # rows short enough for regions.LIMIT bins over the range (2^16 inputs: 64 rows of 1,024 on CUDA)
+    tiles = regions.tiles_for(hi - lo, device_scoring.BLOCK, device_scoring.TILES)
+    if d.arity == 1 and acc.bins is None:
+        acc.bins = regions.RangeBins(lo, hi, device_scoring.BLOCK * tiles)
 
     def on_device(start, n):
         xs_dev = [patterns.bit_patterns(t.dtype.name, start, n)] if d.arity == 1 else \
             list(patterns.pair_patterns(t.dtype.name, start, n))
         got = t.run_device(xs_dev)
-        return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"[{start:#x}, {start + n:#x})")
+        return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"[{start:#x}, {start + n:#x})", tiles)
 
     def consume(start, n, r):
         xs_dev, got, s = r
         acc.add_device(s)
-        _to_host(t, acc, got, s, lambda at: [patterns.take(x, at) for x in xs_dev], _quota(max_host, n, hi - lo))
+        if d.arity == 1:
+            acc.bins.add_rows(start, s.rows)
+        _to_host(t, acc, got, s, lambda at: [patterns.take(x, at) for x in xs_dev], _quota(max_host, n, hi - lo),
+                 start)
 
     _chunks(t, lo, hi, chunk, on_device, consume)
     return acc.left_out - before
