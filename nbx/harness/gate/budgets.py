@@ -111,9 +111,19 @@ def save(data: dict, path: Path) -> None:
     os.replace (atomic within a file system) and the rename made durable by fsyncing the directory.
     A kill before the rename leaves the target as it was (and at worst a stray .tmp file)."""
     path = Path(path)
-    text = json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"   # fails before any file
+    text = dumps(data)                                                          # fails before any file
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text)
+
+
+def dumps(data: dict) -> str:
+    """The file's text: sorted keys, one line per budget entry (a review's diff is one line an
+    entry), no NaN."""
+    rows = [f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True, allow_nan=False)}"
+            for k, v in sorted(data.get("budgets", {}).items())]
+    fields = {k: json.dumps(v, sort_keys=True, allow_nan=False) for k, v in data.items() if k != "budgets"}
+    fields["budgets"] = "{\n" + ",\n".join(rows) + "\n }" if rows else "{}"
+    return "{\n" + ",\n".join(f" {json.dumps(k)}: {v}" for k, v in sorted(fields.items())) + "\n}\n"
 
 
 @contextlib.contextmanager
