@@ -12,7 +12,7 @@ import nbx
 from nbx.harness import api
 from nbx.harness.records.measurement import Measurement
 from nbx.harness.report import Report
-from nbx.harness.report import html as H
+from nbx.harness.report import html
 from nbx.harness.scoring import device as device_scoring
 from nbx.harness.scoring import regions
 from nbx.harness.targets.target import Target
@@ -69,7 +69,7 @@ def test_a_planted_misrounded_range_lands_in_its_bin(monkeypatch):
     assert b["max_ulp"][at] == m.max_ulp > 1
     assert max(u for i, u in enumerate(b["max_ulp"]) if i != at) <= 0.5
     # the page's bars: 64 bins drawn as they are, the planted one marked, x labelled by value
-    d = H.plot_data(m, 0.5)["rg"]
+    d = html.plot_data(m, 0.5)["rg"]
     assert len(d["u"]) == 64 and d["m"] == [len(Planted.PLANT) if i == at else 0 for i in range(64)]
     assert d["t"][0] == [0, "1"] and d["t"][-1][0] == 64 and "s" not in d
 
@@ -104,8 +104,8 @@ def test_the_page_merges_bins_and_labels_the_range_by_value():
     b.max_ulp[:] = 0.5
     b.max_ulp[0x3F] = 2.0
     m = Measurement("exp", "float32", "sweep", "interpreter", bins=b.to_dict())
-    d = H.region_data(m)
-    assert len(d["u"]) == H.PAGE_BINS == 128 and d["w"] == 1 << 25
+    d = html.region_data(m)
+    assert len(d["u"]) == html.PAGE_BINS == 128 and d["w"] == 1 << 25
     assert d["m"] == [7 if i == 0x3F // 2 else 0 for i in range(128)] and d["u"][0x3F // 2] == 2.0
     labels = dict((i, t) for i, t in d["t"])
     assert labels[0] == "0" and labels[128] == "nan"              # the last input: 0xffffffff
