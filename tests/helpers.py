@@ -82,3 +82,26 @@ def ok(p: subprocess.CompletedProcess, code=0) -> subprocess.CompletedProcess:
     assert p.returncode == code, f"exit {p.returncode} (wanted {code})\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
     return p
 
+
+
+# The head of a script that compiles nbx's kernels for sm_90 on this machine, without a GPU: Triton's
+# own toolchain in a process where nbx's backend is a stand-in that says "cuda" (its submodules, such
+# as dlpack, import as they are). Triton reads a kernel's source, so the script is a file.
+SM90_STANDIN = r'''
+import os, sys, types, importlib
+os.environ.pop("TRITON_INTERPRET", None)
+import triton, triton.language as tl
+from triton.backends.compiler import GPUTarget
+root = sys.argv[1]
+sys.path.insert(0, root)
+pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
+be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, types.SimpleNamespace(install_triton_driver=lambda: None); sys.modules["nbx.backend"] = be
+be.__path__ = [os.path.join(root, "nbx", "backend")]
+'''
+
+
+def run_sm90_script(tmp_path: Path, body: str, timeout: int = 1200) -> subprocess.CompletedProcess:
+    """SM90_STANDIN + body as a script in tmp_path, run with the checkout's root as its argument."""
+    script = tmp_path / "compile_sm90.py"
+    script.write_text(SM90_STANDIN + body)
+    return subprocess.run([sys.executable, str(script), str(REPO)], capture_output=True, text=True, timeout=timeout)

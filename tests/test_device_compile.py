@@ -7,22 +7,9 @@ Triton's own toolchain, in a process where nbx's backend is a stand-in that says
 that a kernel reading a plain global does fail there, so the check can fail. The score kernel is
 compiled too with every oracle that brings its own EXACT_AT or takes three operands, and so are the
 stratified float32 tuple generator (binary, ternary) and the gather and pack kernels."""
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import run_sm90_script
 
 SCRIPT = r'''
-import os, sys, types, importlib
-os.environ.pop("TRITON_INTERPRET", None)
-import triton, triton.language as tl
-from triton.backends.compiler import GPUTarget
-root = sys.argv[1]
-sys.path.insert(0, root)
-pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
-be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, types.SimpleNamespace(install_triton_driver=lambda: None); sys.modules["nbx.backend"] = be
-be.__path__ = [os.path.join(root, "nbx", "backend")]     # its submodules (dlpack) import as they are
 from nbx.oracles import device
 ds = importlib.import_module("nbx.harness.scoring.device")
 from nbx.harness.inputs import patterns, stratified
@@ -95,9 +82,7 @@ print("plain global refused:", not compiles(_reads_a_plain_global))
 
 
 def test_every_device_oracle_compiles_for_sm90(tmp_path):
-    script = tmp_path / "compile_device_oracles.py"        # @triton.jit needs its source in a file
-    script.write_text(SCRIPT)
-    r = subprocess.run([sys.executable, str(script), str(ROOT)], capture_output=True, text=True, timeout=600)
+    r = run_sm90_script(tmp_path, SCRIPT, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "failed: []" in r.stdout, r.stdout[-3000:]
     assert "score kernels: " in r.stdout and "score kernels: 0" not in r.stdout, r.stdout[-3000:]

@@ -30,6 +30,8 @@ from nbx.oracles.formats import get_format
 from nbx.ops import OPS
 from nbx.tensor import from_numpy
 
+from helpers import run_sm90_script
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = sorted(hard32.CASES_DIR.glob("*.json"))
 SIGMOID_HARD = {0xb6c20000: 0x3effffd0, 0xb6c60000: 0x3effffcf, 0xb6ca0000: 0x3effffce, 0xb6ce0000: 0x3effffcd}
@@ -179,15 +181,6 @@ def test_a_sweep_around_a_hard_case_finds_nothing_misrounded(path):
 
 
 COMPILE = r'''
-import os, sys, types, importlib
-os.environ.pop("TRITON_INTERPRET", None)
-import triton, triton.language as tl
-from triton.backends.compiler import GPUTarget
-root = sys.argv[1]
-sys.path.insert(0, root)
-pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
-be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, types.SimpleNamespace(install_triton_driver=lambda: None); sys.modules["nbx.backend"] = be
-be.__path__ = [os.path.join(root, "nbx", "backend")]
 F = importlib.import_module("nbx.kernels.flat")
 L = importlib.import_module("nbx.kernels.launch")
 R = importlib.import_module("nbx.ops.registry")
@@ -196,34 +189,37 @@ for mod in ("unary", "activations"):
 HX = tuple(range(-40, 40, 3))
 HR = tuple(range(0, 80, 3))
 failed = 0
+
+
+def compile_one(kernel, sig, consts, what):
+    global failed
+    sig = {**sig, **{k: "constexpr" for k in consts}}
+    try:
+        triton.compile(triton.compiler.ASTSource(fn=kernel, signature=sig, constexprs=consts),
+                       target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
+    except Exception as e:
+        failed += 1
+        print("FAILED", what, str(e)[-600:], repr(e.__cause__)[:600])
+
+
 for op in ("sigmoid", "sin", "rsqrt"):
     spec = R.OPS[op]
     fast = spec.fast32 or R.OPS["sin"].fast32          # sigmoid's body behind sin's fast path: any body serves
-    consts = dict(s0=1, s1=1, s2=1, FAST=fast.evaluate, EXACT=spec.body, TAB=fast.table is not None,
-                  K=fast.k, N_IN=1, CT0=tl.float32, CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, BLOCK=1024,
-                  PIECE_C=128, INDEX64=False, STORE_FIRST=True, PIECE_MASK=False, HX=HX, HR=HR, HN=len(HX))
-    sig = {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "n": "i32", "n_pieces": "i32",
-           "tab": ("i64",) * len(fast.table) if isinstance(fast.table, tuple) else "*fp64"}
-    sig.update({k: "constexpr" for k in consts})
-    try:
-        triton.compile(triton.compiler.ASTSource(fn=F.fast_flat_kernel, signature=sig, constexprs=consts),
-                       target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
-    except Exception as e:
-        failed += 1
-        print("FAILED flat", op, str(e)[-600:], repr(e.__cause__)[:600])
-    consts = dict(BODY=spec.body, FAST=None, TAB=False, K=0, FAULT=None, N_IN=1, NP=0, CT0=tl.float32,
-                  CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, NDIM=1, BLOCK_R=1, BLOCK_C=1024, INDEX64=False,
-                  PIECE_C=1, STORE_FIRST=False, HX=HX, HR=HR, HN=len(HX))
-    sig = {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "p0": "*i32", "p1": "*i32", "p2": "*i32",
-           "fault": "*i32", "R": "i32", "C": "i32", "sizes": ("i32",) * 8, "so": ("i32",) * 8, "s0": ("i32",) * 8,
-           "s1": ("i32",) * 8, "s2": ("i32",) * 8, "n_pieces": "i32", "tab": "*i32"}
-    sig.update({k: "constexpr" for k in consts})
-    try:
-        triton.compile(triton.compiler.ASTSource(fn=L.elementwise_kernel, signature=sig, constexprs=consts),
-                       target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
-    except Exception as e:
-        failed += 1
-        print("FAILED elementwise", op, str(e)[-600:], repr(e.__cause__)[:600])
+    compile_one(F.fast_flat_kernel,
+                {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "n": "i32", "n_pieces": "i32",
+                 "tab": ("i64",) * len(fast.table) if isinstance(fast.table, tuple) else "*fp64"},
+                dict(s0=1, s1=1, s2=1, FAST=fast.evaluate, EXACT=spec.body, TAB=fast.table is not None, K=fast.k,
+                     N_IN=1, CT0=tl.float32, CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, BLOCK=1024,
+                     PIECE_C=128, INDEX64=False, STORE_FIRST=True, PIECE_MASK=False, HX=HX, HR=HR, HN=len(HX)),
+                f"flat {op}")
+    compile_one(L.elementwise_kernel,
+                {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "p0": "*i32", "p1": "*i32",
+                 "p2": "*i32", "fault": "*i32", "R": "i32", "C": "i32", "sizes": ("i32",) * 8, "so": ("i32",) * 8,
+                 "s0": ("i32",) * 8, "s1": ("i32",) * 8, "s2": ("i32",) * 8, "n_pieces": "i32", "tab": "*i32"},
+                dict(BODY=spec.body, FAST=None, TAB=False, K=0, FAULT=None, N_IN=1, NP=0, CT0=tl.float32,
+                     CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, NDIM=1, BLOCK_R=1, BLOCK_C=1024,
+                     INDEX64=False, PIECE_C=1, STORE_FIRST=False, HX=HX, HR=HR, HN=len(HX)),
+                f"elementwise {op}")
 print("failed", failed)
 '''
 
@@ -231,9 +227,6 @@ print("failed", failed)
 @pytest.mark.slow
 def test_kernels_with_a_table_compile_for_sm90(tmp_path):
     """The launcher's two kernels with a table of 27 cases (constexpr tuples) compile for sm_90 with
-    a stand-in CUDA backend, as tests/test_device_compile.py does (the script is a file: Triton
-    reads a kernel's source)."""
-    script = tmp_path / "compile_hard.py"
-    script.write_text(COMPILE)
-    r = subprocess.run([sys.executable, str(script), str(ROOT)], capture_output=True, text=True, timeout=1200)
+    a stand-in CUDA backend (helpers.SM90_STANDIN), as tests/test_device_compile.py does."""
+    r = run_sm90_script(tmp_path, COMPILE)
     assert r.returncode == 0 and "failed 0" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]

@@ -13,10 +13,7 @@ float64 holds. Here:
 - the bodies compile for sm_90 (no interpreter-only code), without a GPU.
 """
 import math
-import subprocess
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import ml_dtypes
 import mpmath
@@ -30,7 +27,8 @@ from nbx.harness.inputs.cases import exhaustive16
 from nbx.harness.scoring.host import score
 from nbx.harness.targets.target import Target, targets
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import run_sm90_script
+
 NARROW = ("float16", "bfloat16")
 NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
 FORMATS = {"float16": (11, -14, 15), "bfloat16": (8, -126, 127), "float32": (24, -126, 127)}  # precision, emin, emax
@@ -341,15 +339,6 @@ def test_float64_results_keep_rounding_to_nearest():
 
 # ---------------------------------------------------------------------- the CUDA path compiles
 COMPILE = r'''
-import os, sys, types, importlib
-os.environ.pop("TRITON_INTERPRET", None)
-import triton, triton.language as tl
-from triton.backends.compiler import GPUTarget
-root = sys.argv[1]
-sys.path.insert(0, root)
-pkg = types.ModuleType("nbx"); pkg.__path__ = [os.path.join(root, "nbx")]; sys.modules["nbx"] = pkg
-be = types.ModuleType("nbx.backend"); be.IS_CUDA, be.active = True, types.SimpleNamespace(install_triton_driver=lambda: None); sys.modules["nbx.backend"] = be
-be.__path__ = [os.path.join(root, "nbx", "backend")]
 M = importlib.import_module("nbx.kernels.math")
 F = importlib.import_module("nbx.kernels.flat")
 R = importlib.import_module("nbx.ops.registry")
@@ -402,7 +391,5 @@ def test_the_16bit_bodies_compile_for_sm90(tmp_path):
     the GPU compiler takes (no interpreter-only construct), in a process that compiles for sm_90 with
     a stand-in CUDA backend, as tests/test_device_compile.py does for the device oracles (the script
     is a file: Triton reads a kernel's source)."""
-    script = tmp_path / "compile16.py"
-    script.write_text(COMPILE)
-    r = subprocess.run([sys.executable, str(script), str(ROOT)], capture_output=True, text=True, timeout=1200)
+    r = run_sm90_script(tmp_path, COMPILE)
     assert r.returncode == 0 and "failed 0" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
