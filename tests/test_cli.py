@@ -21,6 +21,7 @@ import pytest
 from helpers import REPO, nbx_cmd, ok
 
 import nbx
+from nbx.harness.gate import budgets
 from nbx.harness.suites import bank
 from nbx.harness.run import runner
 from nbx.harness.report import load_report, write_report
@@ -463,7 +464,7 @@ def test_repro_commands_from_a_generated_summary(work, tbank):
                    bank_dir=tbank, cwd=work), 1)
     assert "no bank file for gelu float32" in p.stdout and (out / "report.json").is_file()
     tight = work / "repro-budgets.json"
-    tight.write_text(json.dumps({"schema": 1, "backend": "test", "budgets": {
+    tight.write_text(json.dumps({"schema": budgets.SCHEMA, "backend": "test", "budgets": {
         "gelu|float32": {"max_ulp": 0.01}, "gelu:approximate=tanh|float32": {"max_ulp": 0.01},
         "addcmul|float32": {"max_ulp": 0.01}}}))
     ok(nbx_cmd("gate", "--report", out, "--budgets", tight, "--no-bank", "--write", "--history",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -299,6 +300,43 @@ def test_load_missing_and_wrong_schema(tmp_path):
     p.write_text(json.dumps({"schema": 99, "budgets": {}}))
     with pytest.raises(BudgetFileError, match="schema"):
         load(p, missing_ok=True)
+
+
+def test_reasons_live_in_their_own_map_one_line_each(tmp_path):
+    """The file keeps figures under "budgets" and reasons under "reasons", one line per entry in
+    each; load folds a reason into its entry, save splits it out again."""
+    p = tmp_path / "b.json"
+    data = {"schema": SCHEMA, "backend": "test", "budgets": {
+        "mish|float64": {"max_ulp": 7.5, "reason": "x * tanh(softplus(x)): 7.5"},
+        "exp|float32": {"max_ulp": 0.5}}}
+    save(data, p)
+    text = p.read_text()
+    assert '"mish|float64": {"max_ulp": 7.5}\n' in text and '"mish|float64": "x * tanh(softplus(x)): 7.5"\n' in text
+    assert json.loads(text)["reasons"] == {"mish|float64": "x * tanh(softplus(x)): 7.5"}
+    assert load(p) == data
+
+
+@pytest.mark.parametrize("reasons, entry, words", [
+    ({"exp|float64": "left over"}, {"max_ulp": 0.5}, "reason for 'exp|float64' names no budget entry"),
+    ({"exp|float32": ""}, {"max_ulp": 0.5}, "expected non-empty text"),
+    ({"exp|float32": 4}, {"max_ulp": 0.5}, "expected non-empty text"),
+    ([], {"max_ulp": 0.5}, "'reasons' must be an object"),
+    ({}, {"max_ulp": 9.0, "reason": "inline"}, "belongs in the 'reasons' map"),
+    ({}, 0.5, "expected an object of figures"),
+])
+def test_a_misplaced_or_stale_reason_is_a_budget_file_error(tmp_path, reasons, entry, words):
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"schema": SCHEMA, "budgets": {"exp|float32": entry}, "reasons": reasons}))
+    with pytest.raises(BudgetFileError, match=re.escape(words)):
+        load(p)
+
+
+def test_the_committed_budget_files_load_and_every_reason_explains_an_entry():
+    from nbx.harness.gate import budgets
+    for path in sorted(budgets.ROOT.glob("*.json")):
+        data = load(path)
+        assert budgets.unexplained(data) == [], path
+        assert path.read_text() == budgets.dumps(data), f"{path} is not in save's layout"
 
 
 def test_a_special_mismatch_allowance_must_be_in_the_budget_file():

@@ -252,7 +252,7 @@ def test_a_file_size_limit_on_gate_update_exits_3_and_keeps_the_old_file(tmp_pat
     p = nbx_cmd("gate", "--report", report_dir, "--budgets", path, "--update", "--no-bank", cwd=tmp_path,
                 preexec_fn=_file_size_limit(8192))
     one_line_exit_3(p, "nbx gate: cannot write the budget file", path, "ulimit -f", "--budgets FILE")
-    assert json.loads(path.read_text()) == old
+    assert budgets.load(path) == old
     assert sorted(x.name for x in tmp_path.iterdir()) == ["b.json"]
 
 

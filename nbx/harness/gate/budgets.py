@@ -5,7 +5,9 @@ value (max_ulp), or, for a compound op on a dtype with a documented evaluation o
 order (order_max_ulp). Special mismatches, integer errors and layout/intdiv mismatches have a budget
 of 0 and are stored only as exceptions. A budget is a reviewed promise: an entry above REASON_ULP
 (order: above ORDER_REASON_ULP), or any special-mismatch or wrong-result exception, carries its
-written `reason`, which the report shows beside the figure; the gate fails on one without.
+written reason, which the report shows beside the figure; the gate fails on one without. In the file
+the figures are one line per entry under "budgets" and the reasons one line per entry under
+"reasons" (the map from an entry's key to its reason); in memory each entry holds its `reason`.
 `update` writes the measured maxima rounded UP to a tenth of an ulp, for improvements and new
 entries only unless told otherwise, and returns the diff for review.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from nbx.harness.records.files import DATA, atomic_write_text
 
-SCHEMA = 1
+SCHEMA = 2     # 2: reasons in their own map, keyed like the budgets
 ROOT = DATA / "reports" / "budgets"
 
 
@@ -101,7 +103,32 @@ def load(path: Path, *, missing_ok: bool = False) -> dict:
                                     "restore it from git")
     if data.get("schema") != SCHEMA:
         raise BudgetFileError(path, f"budget schema {data.get('schema')!r}, this nbx reads {SCHEMA}")
-    return data
+    return _with_reasons(data, path)
+
+
+def _with_reasons(data: dict, path: Path) -> dict:
+    """The file's "reasons" map folded into its entries; a reason naming no entry, a reason that is
+    not text, or a reason written inside an entry is a BudgetFileError (a stale or misplaced reason
+    would otherwise explain nothing, silently)."""
+    reasons = data.get("reasons", {})
+    if not isinstance(reasons, dict):
+        raise BudgetFileError(path, "'reasons' must be an object mapping a budget key to its reason")
+    entries = {}
+    for k, e in data["budgets"].items():
+        if not isinstance(e, dict):
+            raise BudgetFileError(path, f"budget {k}: expected an object of figures, got {e!r}")
+        if "reason" in e:
+            raise BudgetFileError(path, f"budget {k}: its reason belongs in the 'reasons' map, not in the entry")
+        entries[k] = dict(e)
+    for k, r in reasons.items():
+        if k not in entries:
+            raise BudgetFileError(path, f"reason for {k!r} names no budget entry; remove it or add the entry")
+        if not isinstance(r, str) or not r.strip():
+            raise BudgetFileError(path, f"reason for {k!r}: expected non-empty text, got {r!r}")
+        entries[k]["reason"] = r
+    out = {k: v for k, v in data.items() if k != "reasons"}
+    out["budgets"] = entries
+    return out
 
 
 def save(data: dict, path: Path) -> None:
@@ -117,13 +144,23 @@ def save(data: dict, path: Path) -> None:
 
 
 def dumps(data: dict) -> str:
-    """The file's text: sorted keys, one line per budget entry (a review's diff is one line an
-    entry), no NaN."""
-    rows = [f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True, allow_nan=False)}"
-            for k, v in sorted(data.get("budgets", {}).items())]
-    fields = {k: json.dumps(v, sort_keys=True, allow_nan=False) for k, v in data.items() if k != "budgets"}
-    fields["budgets"] = "{\n" + ",\n".join(rows) + "\n }" if rows else "{}"
+    """The file's text: sorted keys, one line per budget entry's figures and one per reason under
+    "reasons" (a review's diff is one line an entry), no NaN."""
+    figures, reasons = {}, {}
+    for k, e in data.get("budgets", {}).items():
+        figures[k] = {n: v for n, v in e.items() if n != "reason"}
+        if "reason" in e:
+            reasons[k] = e["reason"]
+    fields = {k: json.dumps(v, sort_keys=True, allow_nan=False)
+              for k, v in data.items() if k not in ("budgets", "reasons")}
+    fields["budgets"] = _lines(figures)
+    fields["reasons"] = _lines(reasons)
     return "{\n" + ",\n".join(f" {json.dumps(k)}: {v}" for k, v in sorted(fields.items())) + "\n}\n"
+
+
+def _lines(table: dict) -> str:
+    rows = [f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True, allow_nan=False)}" for k, v in sorted(table.items())]
+    return "{\n" + ",\n".join(rows) + "\n }" if rows else "{}"
 
 
 @contextlib.contextmanager
