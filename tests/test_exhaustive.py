@@ -334,3 +334,37 @@ def test_a_list_full_of_failing_inputs_keeps_every_undecided_one_and_the_first_f
     # 19 launches: the whole, again listing undecided and specials, the sixteenths up to the first
     # failing ones (one of them in parts); 16 parts at each level took 273
     assert 1 in calls and len(calls) < 40
+
+
+@triton.jit
+def _exp_off(x, p0, p1):
+    # exp with a relative error of 2^-26 (an eighth of a float32 ulp at most), claiming k = 1
+    return tl.exp(x.to(tl.float64)) * (1.0 + 2.0 ** -26)
+
+
+def test_a_device_oracle_off_its_bound_raises_where_the_host_disagrees(monkeypatch):
+    """The device decides with an oracle that claims 1 float64 ulp and is 2^27 off: results nbx
+    rounds correctly are counted misrounded on the device; the host's mpmath rescoring of the
+    first of them disagrees, and the job raises, naming the input (the gate fails on it)."""
+    t = Target("exp", {}, nbx.float32)
+    planted = dataclasses.replace(exhaustive.device_oracle(t), fn=_exp_off, k=1.0)
+    monkeypatch.setattr(exhaustive, "device_oracle", lambda target: planted)
+    with pytest.raises(RuntimeError, match=r"exp float32: the device scorer counts input 0x3f[0-9a-f]{6} .* "
+                                           r"the host's mpmath finds it correct"):
+        exhaustive.sweep(t, 0x3F800000, 0x3F800000 + (1 << 16), Accumulator(t, "sweep", nbx.backend_id()))
+
+
+def test_a_misrounded_result_leads_the_worst_inputs_over_correct_ones_as_far_off():
+    """Failing cases rank above every correct one: a tie broken the wrong way (0.5 ulp, misrounded)
+    stays first when ten correctly rounded ties (0.5 ulp each) come after it."""
+    from nbx.harness.scoring.host import Batch
+    t = Target("exp", {}, nbx.float32)
+    acc = Accumulator(t, "sweep", nbx.backend_id())
+    x = np.arange(10, dtype=np.float32)
+    not_cr = np.arange(10) == 3
+    acc.add([x], x.copy(), Batch(np.full(10, 0.5), np.zeros(10, bool), not_cr, x.view(np.uint32).copy(), False))
+    acc.add([x + 20], x + 20, Batch(np.full(10, 0.5), np.zeros(10, bool), np.zeros(10, bool),
+                                    (x + 20).view(np.uint32).copy(), False))
+    worst = acc.measurement(0.0).worst
+    assert worst[0].inputs == ["0x40400000"] and len(worst) == 8
+    assert sum(w.inputs == ["0x40400000"] for w in worst) == 1

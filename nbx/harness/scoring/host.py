@@ -29,6 +29,7 @@ from nbx.harness.scoring import rule
 from nbx.harness.targets.target import Target
 
 SUBNORMAL64 = 2.0 ** -1022          # the least normal float64; below it the grid is subnormal
+FAILING_RANK = 1e200                # added to a failing case's ulp when ranking the worst inputs
 
 
 def oracle_params(target: Target, out: D.DType) -> dict:
@@ -304,7 +305,10 @@ class Accumulator:
             for i in order:
                 w = Worst([_hex(bits_of(a)[i]) for a in arrays], _hex(gbits[i]), _hex(b.expected_bits[i]),
                           float(b.err[i]), "special mismatch" if b.special[i] else ("wrong" if b.exact else ""))
-                self.push_worst(w, w.ulp if math.isfinite(w.ulp) else 1e300)
+                # a failing case outranks every correct one: a misrounded result 0.5000001 ulp off
+                # lists before a correctly rounded 0.4999999 and is never pushed out by one
+                failing = bool(b.not_cr[i] or b.special[i])
+                self.push_worst(w, 1e300 if not math.isfinite(w.ulp) else w.ulp + (FAILING_RANK if failing else 0.0))
 
     def _add_order(self, arrays, got, err: np.ndarray, bits: np.ndarray) -> None:
         """The figure against the documented order: cases, max distance, cases that differ; those

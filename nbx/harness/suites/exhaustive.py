@@ -190,8 +190,23 @@ def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None
     if s.argmax >= 0:
         show = np.union1d(show, [s.argmax])
     if len(show):
-        _push_worst(t, acc, operands_at(show), patterns.take(got, show))
+        arrays = operands_at(show)
+        b = _push_worst(t, acc, arrays, patterns.take(got, show))
+        _agree(t, arrays, show, np.isin(show, s.failing_at), b)
     return np.union1d(und, show).astype(np.int64)
+
+
+def _agree(t: Target, arrays, at: np.ndarray, failing: np.ndarray, b) -> None:
+    """The host's rescoring of elements the device decided must agree on the failing ones: an
+    element the device scored misrounded (or a special mismatch, or a wrong exact result) that
+    mpmath finds correct means the device oracle is off by more than its stated bound, and every
+    figure of the job is then in doubt: it raises, naming the input (the gate fails on a raised job)."""
+    doubt = np.flatnonzero(failing & ~(np.asarray(b.not_cr, bool) | np.asarray(b.special, bool)))
+    if doubt.size:
+        i = int(doubt[0])
+        raise RuntimeError(f"{t.label} {t.dtype.name}: the device scorer counts input "
+                           f"{' '.join(hexes(arrays, i))} (element {int(at[i])} of its chunk) as failing, the host's "
+                           f"mpmath finds it correct: the device oracle's bound k is too small there")
 
 
 def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK, max_host: int | None = None) -> int:
@@ -290,9 +305,12 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
     return acc.left_out - before
 
 
-def _push_worst(t: Target, acc: Accumulator, arrays, got) -> None:
-    """Worst entries for decided elements, rescored on the host (their counts are already in acc)."""
+def _push_worst(t: Target, acc: Accumulator, arrays, got):
+    """Worst entries for decided elements, rescored on the host (their counts are already in acc).
+    Returns the host's batch."""
     scratch = Accumulator(t, acc.suite, acc.backend)
-    scratch.add(arrays, got, score(t, arrays, got))
+    b = score(t, arrays, got)
+    scratch.add(arrays, got, b)
     for key, _, w in scratch.worst:
         acc.push_worst(w, key)
+    return b
