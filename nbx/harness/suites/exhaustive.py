@@ -141,9 +141,63 @@ def release(t: Target) -> None:
     getattr(t, "release", lambda: None)()
 
 
-def _quota(max_host: int | None, n: int, total: int) -> int | None:
-    """A chunk of n inputs' share of the host's max_host undecided inputs over a job of total."""
-    return None if max_host is None else -(-max_host * n // total)
+@dataclasses.dataclass
+class HostQuota:
+    """The most undecided inputs of one job that mpmath decides on the host (limit; None: all),
+    shared over its chunks so that the left-out ones, where some must be, spread over the job:
+    a chunk may take its share of the limit plus what the chunks before it left unused, and the
+    undecided inputs past that are set aside (at most `limit` of them, evenly chosen, with their
+    operands and results) for `finish`, which decides as many as the limit still allows once every
+    chunk is in. A job whose undecided inputs crowd into a few chunks (a 16-bit binary op's rows of
+    ties) thus has all of them decided when their count is within the limit."""
+    limit: int | None
+    total: int
+    used: int = 0
+    seen: int = 0
+    aside: list = dataclasses.field(default_factory=list)     # (positions in the job, operands, results)
+    aside_n: int = 0
+
+    def take(self, acc: Accumulator, und: np.ndarray, n: int, start: int, operands_at, got) -> np.ndarray:
+        """The undecided positions of a chunk of n inputs (its first at job position `start`) to
+        decide now; the others are counted left out, and kept aside where there is room."""
+        if self.limit is None:
+            return und
+        self.seen += n
+        share = max(0, -(-self.limit * self.seen // self.total) - self.used)
+        if len(und) > share:
+            now = und[np.unique(np.linspace(0, len(und) - 1, share).astype(np.int64))] if share else und[:0]
+            rest = np.setdiff1d(und, now)
+            room = max(0, self.limit - self.aside_n)
+            if room and len(rest):
+                keep = rest[np.unique(np.linspace(0, len(rest) - 1, min(room, len(rest))).astype(np.int64))]
+                self.aside.append((start + keep, operands_at(keep), patterns.take(got, keep)))
+                self.aside_n += len(keep)
+            acc.undecided -= len(und) - len(now)
+            acc.left_out += len(und) - len(now)
+            und = now
+        self.used += len(und)
+        return und
+
+    def finish(self, t: Target, acc: Accumulator) -> tuple[np.ndarray, list]:
+        """Decide on the host as many of the inputs set aside as the limit still allows, evenly
+        chosen; returns their job positions and operands."""
+        spare = (self.limit or 0) - self.used
+        if not self.aside or spare <= 0:
+            return np.zeros(0, np.int64), []
+        at = np.concatenate([a for a, _, _ in self.aside])
+        arrays = [np.concatenate([ops[k] for _, ops, _ in self.aside]) for k in range(len(self.aside[0][1]))]
+        got = np.concatenate([g for _, _, g in self.aside])
+        pick = np.unique(np.linspace(0, len(at) - 1, min(spare, len(at))).astype(np.int64))
+        at, arrays, got = at[pick], [a[pick] for a in arrays], got[pick]
+        b = score(t, arrays, got)
+        acc.add(arrays, got, b)
+        if acc.bins is not None:
+            acc.bins.add_points(at, b)
+        acc.undecided += len(at)
+        acc.left_out -= len(at)
+        self.used += len(at)
+        self.aside, self.aside_n = [], 0
+        return at, arrays
 
 
 def _chunks(t: Target, lo: int, hi: int, chunk: int, on_device, consume) -> None:
@@ -169,16 +223,13 @@ def _chunks(t: Target, lo: int, hi: int, chunk: int, on_device, consume) -> None
         release(t)
 
 
-def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: int | None = None, start: int = 0) -> np.ndarray:
-    """Undecided elements scored on the host (at most `quota`, evenly spaced over the chunk's: the
-    others are left out of the figures, counted in acc.left_out), failing and worst ones rescored for the worst entries;
-    operands_at(positions) -> the operand arrays there; start: the chunk's first index, where
-    acc.bins places the host's elements. Returns the positions that came back."""
-    und = s.undecided_at
-    if quota is not None and len(und) > quota:
-        und = und[np.unique(np.linspace(0, len(und) - 1, quota).astype(np.int64))] if quota else und[:0]
-        acc.undecided -= len(s.undecided_at) - len(und)
-        acc.left_out += len(s.undecided_at) - len(und)
+def _to_host(t: Target, acc: Accumulator, got, s, operands_at, quota: HostQuota, start: int = 0) -> np.ndarray:
+    """Undecided elements scored on the host (those quota.take gives now: the others are left out
+    of the figures, counted in acc.left_out, until quota.finish decides some of them), failing and
+    worst ones rescored for the worst entries; operands_at(positions) -> the operand arrays there;
+    start: the chunk's first index in the job, where acc.bins places the host's elements. Returns
+    the positions that came back."""
+    und = quota.take(acc, s.undecided_at, s.n, start, operands_at, got)
     if len(und):
         arrays, gs = operands_at(und), patterns.take(got, und)
         b = score(t, arrays, gs)
@@ -231,15 +282,17 @@ def sweep(t: Target, lo: int, hi: int, acc: Accumulator, chunk: int = CHUNK, max
         got = t.run_device(xs_dev)
         return xs_dev, got, _score_chunk(t, d, xs_dev, got, f"[{start:#x}, {start + n:#x})", tiles)
 
+    quota = HostQuota(max_host, hi - lo)
+
     def consume(start, n, r):
         xs_dev, got, s = r
         acc.add_device(s)
         if d.arity == 1:
             acc.bins.add_rows(start, s.rows)
-        _to_host(t, acc, got, s, lambda at: [patterns.take(x, at) for x in xs_dev], _quota(max_host, n, hi - lo),
-                 start)
+        _to_host(t, acc, got, s, lambda at: [patterns.take(x, at) for x in xs_dev], quota, start)
 
     _chunks(t, lo, hi, chunk, on_device, consume)
+    quota.finish(t, acc)
     return acc.left_out - before
 
 
@@ -291,13 +344,17 @@ def sample(t: Target, lo: int, hi: int, acc: Accumulator, seed: int = 0, chunk: 
                                        f"{int(h.view(np.uint32)[i]):#x} regenerated on the host")
             return arrays
 
-        back = _to_host(t, acc, got, s, operands_at, _quota(max_host, n, hi - lo))
+        back = _to_host(t, acc, got, s, operands_at, quota, start)
         if len(back):
             arrays = operands_at(back)
             for k, i in enumerate(back):
                 index[tuple(hexes(arrays, k))] = start + int(i)
 
+    quota = HostQuota(max_host, hi - lo)
     _chunks(t, lo, hi, chunk, on_device, consume)
+    at, arrays = quota.finish(t, acc)
+    for k, i in enumerate(at):
+        index[tuple(hexes(arrays, k))] = int(i)
     # name each worst entry's tuple, so `exhaustive.tuples(t, seed, [i])` regenerates it
     acc.worst = [(k, q, dataclasses.replace(w, note=f"{w.note}; stratified tuple {index[tuple(w.inputs)]:#x} "
                                                   f"of seed {seed}".lstrip("; "))
