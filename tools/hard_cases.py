@@ -45,11 +45,26 @@ F32 = get_format("float32")
 CHUNK = 1 << 26 if backend.IS_CUDA else 1 << 20
 
 
+# float32 bodies that compute the exact value rounded to odd, never a float64 evaluation with error:
+# no window, no table
+EXACT_BODIES = {"hardswish": "x(x+3)/6 from exact parts, rounded to odd (ops/activations.py)"}
+
+
 def table_ops() -> list[str]:
-    """Unary float ops with number parameters only and a device oracle of their own name."""
+    """Unary float ops with number or choice parameters and a device oracle of their own name,
+    whose float32 body is a float64 evaluation (not in EXACT_BODIES)."""
     return sorted(name for name, spec in OPS.items()
-                  if spec.arity == 1 and all(p.kind == "number" for p in spec.params) and spec.rule == "F"
-                  and name in DEVICE_ORACLES and DEVICE_ORACLES[name].arity == 1 and DEVICE_ORACLES[name].k > 0)
+                  if spec.arity == 1 and all(p.kind in ("number", "choice") for p in spec.params) and spec.rule == "F"
+                  and name in DEVICE_ORACLES and DEVICE_ORACLES[name].arity == 1 and DEVICE_ORACLES[name].k > 0
+                  and name not in EXACT_BODIES)
+
+
+def device_oracle(op: str, params: dict):
+    """The device oracle of the op at these values: the variant's own (`gelu:approximate=tanh`),
+    else the op's, which takes its number parameters as arguments."""
+    defaults = {p.name: p.default for p in OPS[op].params}
+    label = ",".join(f"{k}={v}" for k, v in sorted(params.items()) if v != defaults.get(k))
+    return DEVICE_ORACLES.get(f"{op}:{label}") or DEVICE_ORACLES[op]
 
 
 def variants(op: str) -> list[tuple[str, dict]]:
@@ -70,7 +85,7 @@ def window(k_oracle: float) -> float:
 
 def candidates(op: str, params: dict, lo: int, hi: int) -> tuple[np.ndarray, int]:
     """(bit patterns of the undecided inputs in lo..hi-1, inputs scanned)."""
-    d = DEVICE_ORACLES[op]
+    d = device_oracle(op, params)
     wide = dataclasses.replace(d, k=window(d.k))
     p = [float(params.get(name, ORACLES[op].params.get(name, 0.0))) for name in d.params] + [0.0, 0.0]
     found = []
@@ -126,7 +141,7 @@ def main(argv=None) -> int:
     ops = a.op or table_ops()
     unknown = [o for o in ops if o not in table_ops()]
     if unknown:
-        ap.error(f"--op {', '.join(unknown)}: not a unary float op with number parameters and a device oracle; "
+        ap.error(f"--op {', '.join(unknown)}: not a unary float op with number or choice parameters and a device oracle; "
                  f"allowed: {', '.join(table_ops())}")
     a.out.mkdir(parents=True, exist_ok=True)
     for op, (name, params) in [(op, v) for op in ops for v in variants(op)]:
@@ -136,7 +151,7 @@ def main(argv=None) -> int:
         decided = _decide_all(op, params, found, a.jobs)
         keep = sorted((b, r, d) for b, r, d in decided if d <= HARD32_K + 1)
         doc = {"op": name, "k": HARD32_K, "inputs": [f"{lo:#x}", f"{hi:#x}"], "scanned": scanned,
-               "oracle_k": DEVICE_ORACLES[op].k, "candidates": len(found),
+               "oracle_k": device_oracle(op, params).k, "candidates": len(found),
                "rule": f"every float32 x in inputs with |f(x) - midpoint| <= {HARD32_K + 1} float64 ulps of f(x)",
                "entries": [[f"{b:#010x}", f"{r:#010x}", round(d, 3)] for b, r, d in keep]}
         atomic_write_text(a.out / f"{name}.json", dumps(doc))

@@ -57,10 +57,15 @@ def _signed(bits: int) -> int:
 
 def table_name(op: str, params: dict | None = None, defaults: dict | None = None) -> str:
     """The table of an op at these parameter values: the op's name at its defaults, else
-    `op@k=v,...` over the values that differ, as float (the bank names its folders the same way)."""
+    `op@k=v,...` over the values that differ, numbers as float (the bank names its folders the same
+    way), a choice as its name (`gelu@approximate=tanh`)."""
     defaults = defaults or {}
-    moved = {k: float(v) for k, v in (params or {}).items()
-             if k in defaults and (defaults[k] is None or float(v) != float(defaults[k]))}
+
+    def value(v):
+        return v if isinstance(v, str) else float(v)
+
+    moved = {k: value(v) for k, v in (params or {}).items()
+             if k in defaults and (defaults[k] is None or value(v) != value(defaults[k]))}
     return op + ("@" + ",".join(f"{k}={v}" for k, v in sorted(moved.items())) if moved else "")
 
 

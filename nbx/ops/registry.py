@@ -142,6 +142,14 @@ def rule_logical(operands, params=None) -> Typing:            # any dtype in, ea
 RULES = {"F": rule_float, "P": rule_promote, "S": rule_promote, "B": rule_bool, "L": rule_logical}
 
 
+def table_param(p, value) -> bool:
+    """Whether a parameter's value can name a float32 hard-case table (hard32.table_name): a
+    number (not a bool) or a choice's name."""
+    if p.kind == "choice":
+        return isinstance(value, str)
+    return p.kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class OpSpec:
     name: str
@@ -185,11 +193,10 @@ class OpSpec:
 
     def select_hard32(self, params: dict, typing: Typing) -> HardCases | None:
         """The op's float32 hard cases at these parameter values (kernels/hard32.py,
-        hard32_cases/<table_name>.json) for a float32 result of a unary op with number parameters
-        only, else None."""
+        hard32_cases/<table_name>.json) for a float32 result of a unary op whose parameters are
+        numbers or choices, else None."""
         if self.arity != 1 or typing.compute != (float32,) or typing.out is not float32 or \
-                any(p.kind != "number" or isinstance(params.get(p.name), bool) or
-                    not isinstance(params.get(p.name), (int, float)) for p in self.params):
+                not all(table_param(p, params.get(p.name)) for p in self.params):
             return None
         return hard32.cases(hard32.table_name(self.name, params, {p.name: p.default for p in self.params}))
 
