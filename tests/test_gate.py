@@ -349,35 +349,50 @@ def test_a_special_mismatch_allowance_must_be_in_the_budget_file():
     assert decide([M(special_mismatches=1)])           # the default budget is 0
 
 
-def test_a_misrounded_result_fails_where_the_op_declares_correct_rounding():
+def _undeclared(monkeypatch, op: str, dtype) -> None:
+    """The op as if it did not declare `dtype` correctly rounded (with a reason for float32)."""
+    import dataclasses
+
+    from nbx.ops import OPS
+    v = OPS[op].verify
+    cr = tuple(d for d in v.correctly_rounded if d is not dtype)
+    monkeypatch.setitem(OPS, op, dataclasses.replace(OPS[op], verify=dataclasses.replace(
+        v, correctly_rounded=cr, not_cr=v.not_cr or ("planted" if dtype is float32 else ""))))
+
+
+def test_a_misrounded_result_fails_where_the_op_declares_correct_rounding(monkeypatch):
     """exp declares float32 correctly rounded (Verify.correctly_rounded): one misrounded result
-    fails, even at max ulp 0.5 within a budget of 1.0. swiglu says why it does not: its count is
-    reported, and only its ulp budget gates."""
+    fails, even at max ulp 0.5 within a budget of 1.0. An op that says why it does not (swiglu,
+    planted): its count is reported, and only its ulp budget gates."""
+    from nbx.dtype import float16
     from nbx.ops import OPS
     assert float32 in OPS["exp"].verify.correctly_rounded
-    assert float32 not in OPS["swiglu"].verify.correctly_rounded and OPS["swiglu"].verify.not_cr
     fails = decide([M(max_ulp=0.5, not_correctly_rounded=1)])
     assert "1 results not correctly rounded; the op declares float32 correctly rounded" in fails[0].reason
     assert decide([M(max_ulp=0.5, not_correctly_rounded=0)]) == []
     swiglu = {"budgets": {"swiglu|float32": {"max_ulp": 1.0}}}
+    assert decide([M("swiglu", max_ulp=0.5, not_correctly_rounded=3)], swiglu, ops=("swiglu",))
+    _undeclared(monkeypatch, "swiglu", float32)
     assert decide([M("swiglu", max_ulp=0.5, not_correctly_rounded=3)], swiglu, ops=("swiglu",)) == []
     assert decide([M("exp", "float64", max_ulp=0.9, not_correctly_rounded=3)],
                   {"budgets": {"exp|float64": {"max_ulp": 1.0}}}, dtypes=("float64",)) == []
-    # mul declares float16 too (verify.CR16); lerp's float16 results round twice and do not
+    # mul declares float16 too (verify.CR16); lerp, planted without it, does not
     mul16 = {"budgets": {"mul|float16": {"max_ulp": 0.5}, "lerp|float16": {"max_ulp": 1.0}}}
     fails = decide([M("mul", "float16", "pairs", max_ulp=0.5, not_correctly_rounded=1)], mul16, ops=("mul",),
                    dtypes=("float16",), suites=("pairs",))
     assert "the op declares float16 correctly rounded" in fails[0].reason
+    _undeclared(monkeypatch, "lerp", float16)
     assert decide([M("lerp", "float16", "pairs", max_ulp=0.5, not_correctly_rounded=1)], mul16, ops=("lerp",),
                   dtypes=("float16",), suites=("pairs",)) == []
 
 
-def test_left_out_inputs_fail_a_declared_correct_rounding():
+def test_left_out_inputs_fail_a_declared_correct_rounding(monkeypatch):
     """A stratified sample's undecided tuples beyond the host's quota are in no figure: where the
     op declares correct rounding, the gate cannot vouch for it."""
     fails = decide([M(max_ulp=0.5, left_out=12)])
     assert "12 undecided inputs left out" in fails[0].reason
     swiglu = {"budgets": {"swiglu|float32": {"max_ulp": 1.0}}}
+    _undeclared(monkeypatch, "swiglu", float32)
     assert decide([M("swiglu", max_ulp=0.5, left_out=12)], swiglu, ops=("swiglu",)) == []
 
 
