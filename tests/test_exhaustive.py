@@ -368,3 +368,9 @@ def test_a_misrounded_result_leads_the_worst_inputs_over_correct_ones_as_far_off
     worst = acc.measurement(0.0).worst
     assert worst[0].inputs == ["0x40400000"] and len(worst) == 8
     assert sum(w.inputs == ["0x40400000"] for w in worst) == 1
+    # within one batch too: the wrong tie is the 12th of 12 ties, and still listed first
+    acc = Accumulator(t, "sweep", nbx.backend_id())
+    x = np.arange(12, dtype=np.float32)
+    acc.add([x], x.copy(), Batch(np.full(12, 0.5), np.zeros(12, bool), np.arange(12) == 11,
+                                 x.view(np.uint32).copy(), False))
+    assert acc.measurement(0.0).worst[0].inputs == ["0x41300000"]

@@ -300,7 +300,10 @@ class Accumulator:
             finite = np.where(np.isfinite(b.err), b.err, -1.0)
             bad = np.union1d(bad, np.argsort(-finite, kind="stable")[:8])
         if bad.size:
-            order = bad[np.argsort(-np.where(np.isinf(b.err[bad]), 1e300, b.err[bad]))][:8]
+            # failing cases first (a tie broken the wrong way is 0.5 ulp, as far off as the correct
+            # ties beside it), then by error
+            failing = (b.not_cr[bad] | b.special[bad]).astype(bool)
+            order = bad[np.lexsort((-np.where(np.isinf(b.err[bad]), 1e300, b.err[bad]), ~failing))][:8]
             gbits = bits_of(got)
             for i in order:
                 w = Worst([_hex(bits_of(a)[i]) for a in arrays], _hex(gbits[i]), _hex(b.expected_bits[i]),
