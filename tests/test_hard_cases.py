@@ -28,6 +28,7 @@ from nbx.kernels.hard32 import HARD32_K, HardCases
 from nbx.oracles import ORACLES
 from nbx.oracles.formats import get_format
 from nbx.ops import OPS
+from nbx.ops.registry import table_param
 from nbx.tensor import from_numpy
 
 from helpers import run_sm90_script
@@ -142,12 +143,11 @@ def test_the_tool_refuses_an_op_it_cannot_tabulate(tmp_path):
 def test_a_committed_table_is_complete_and_correct(path):
     doc = json.loads(path.read_text())
     name = path.stem
-    op, _, moved = name.partition("@")
-    params = {k: float(v) for k, v in (kv.split("=") for kv in moved.split(",") if kv)}
+    op, params = hard32.parse_table_name(name)
     assert doc["op"] == name and doc["k"] == HARD32_K
     assert doc["inputs"] == ["0x0", "0x100000000"], "a table covers all 2^32 float32 inputs"
     spec = OPS[op]
-    assert spec.arity == 1 and all(p.kind == "number" for p in spec.params)
+    assert spec.arity == 1 and all(table_param(p, params.get(p.name, p.default)) for p in spec.params)
     assert hard32.table_name(op, params, {p.name: p.default for p in spec.params}) == name
     cases = hard32.cases(name)
     assert cases.n == len(doc["entries"])
@@ -173,8 +173,7 @@ def test_a_sweep_around_a_hard_case_finds_nothing_misrounded(path):
     from nbx.harness import api
     from nbx.harness.targets.target import Target
     doc = json.loads(path.read_text())
-    op, _, moved = path.stem.partition("@")
-    params = {k: float(v) for k, v in (kv.split("=") for kv in moved.split(",") if kv)}
+    op, params = hard32.parse_table_name(path.stem)
     x = int(doc["entries"][len(doc["entries"]) // 2][0], 16)
     m = api.measure(Target(op, params, nbx.float32), "sweep", bits=(max(0, x - 64), x + 64))
     assert m.cases == 128 and m.not_correctly_rounded == 0 and not m.left_out, (path.stem, m.worst[:2])

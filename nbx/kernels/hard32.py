@@ -69,6 +69,20 @@ def table_name(op: str, params: dict | None = None, defaults: dict | None = None
     return op + ("@" + ",".join(f"{k}={v}" for k, v in sorted(moved.items())) if moved else "")
 
 
+def parse_table_name(name: str) -> tuple[str, dict]:
+    """table_name's inverse: (op, the parameters that differ from the defaults), numbers as float
+    and a choice as its name ("gelu@approximate=tanh" -> ("gelu", {"approximate": "tanh"}))."""
+    op, _, moved = name.partition("@")
+
+    def value(v: str):
+        try:
+            return float(v)
+        except ValueError:
+            return v
+
+    return op, {k: value(v) for k, v in (kv.split("=", 1) for kv in moved.split(",") if kv)}
+
+
 def path(op: str) -> Path:
     return CASES_DIR / f"{op}.json"
 
