@@ -749,3 +749,25 @@ def test_overview_and_trends_in_a_browser(small_run, browser, tmp_path):
     assert [len(s.find_elements(By.CSS_SELECTOR, "circle.nan")) for s in sparks] == [1, 1, 0]
     errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+def test_the_screenshot_tool_saves_the_first_screen_and_a_detail(small_run, browser, tmp_path):
+    """tools/report_screenshots.py (the pictures in the closing notes): the first screen at the
+    window's size, and the detail panel a click on a grid cell opens."""
+    import struct
+    write_report(small_run, tmp_path / "run")
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "report_screenshots.py"), str(tmp_path / "run"),
+                        str(tmp_path / "shots"), "--cell", "add,float16,pairs"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    sizes = {}
+    for name in ("first-screen.png", "detail-add-float16-pairs.png"):
+        head = (tmp_path / "shots" / name).read_bytes()[:24]
+        assert head[:8] == b"\x89PNG\r\n\x1a\n", name
+        sizes[name] = struct.unpack(">II", head[16:24])
+    assert sizes["first-screen.png"] == (1400, 1000)
+    assert sizes["detail-add-float16-pairs.png"][1] > 200
+    bad = subprocess.run([sys.executable, str(ROOT / "tools" / "report_screenshots.py"), str(tmp_path / "run"),
+                          str(tmp_path / "shots"), "--cell", "nosuch,float16,pairs"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "no grid cell for nosuch float16 pairs" in bad.stderr
