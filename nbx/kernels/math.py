@@ -17,6 +17,9 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
+from . import double_double
+from .hard32 import near_midpoint
+
 
 @triton.jit
 def _wide(x):
@@ -358,6 +361,37 @@ def _exact_power(a, b):
     return value, found
 
 
+# pow's float64 value (libdevice: 2 ulp in NVIDIA's table) is settled against a float32 midpoint
+# within POW_K of it by the sign of b ln|a| - ln M, in double-double (log_dd: ~2^-71 absolute each,
+# b ln|a| at most ~104 in magnitude for a float32 result that is neither 0 nor inf): |D| above
+# POW_EPS decides; below it (f within ~2^-60 of M) the float64 value stands.
+POW_K = tl.constexpr(8)
+POW_EPS = tl.constexpr(2.0 ** -60)
+
+
+@triton.jit
+def _pow_settle(wa, wb, r):
+    """r (libdevice's float64 a^b, or the exact power) moved off the float32 midpoint M nearest it,
+    to M's side the exact value lies on, where r is within POW_K float64 ulps of M: the sign of
+    D = b ln|a| - ln M decides (|a^b| > M iff D > 0)."""
+    near = near_midpoint(r, POW_K) & (r - r == 0) & (r != 0) & (wa != 0) & (wa - wa == 0)
+    if tl.max(tl.ravel(near.to(tl.int32)), 0) > 0:
+        y = tl.abs(r)
+        # M: the midpoint nearest y, an odd multiple of half a float32 ulp at y (2^-150 below 2^-126)
+        e = ((y.to(tl.int64, bitcast=True) >> 52) & 0x7FF) - 1023
+        u = ((tl.maximum(e, -126) - 23 + 1023).to(tl.int64) << 52).to(tl.float64, bitcast=True)
+        mid = (libdevice.floor(y / u) + 0.5) * u
+        ah, al = double_double.log_dd(tl.where(near, tl.abs(wa), 1.0))
+        ph, pl = double_double.two_prod(wb, ah)
+        mh, ml = double_double.log_dd(tl.where(near, mid, 1.0))
+        dh, dl = double_double.add(ph, pl + wb * al, -mh, -ml)
+        side = tl.where(dh > POW_EPS, 1, tl.where(dh < -POW_EPS, -1, 0))
+        bits = mid.to(tl.int64, bitcast=True) + side.to(tl.int64)
+        moved = bits.to(tl.float64, bitcast=True)
+        r = tl.where(near & (side != 0), tl.where(r < 0, -moved, moved), r)
+    return r
+
+
 @triton.jit
 def pow(a, b):
     """libdevice's float64 pow. float32 operands (float32, float16 and bfloat16 computations) get the
@@ -383,6 +417,10 @@ def pow(a, b):
             # a negative a only with an integer b (k = 0); zeros, infinities and NaN stay libdevice's
             use = exact & (wa - wa == 0) & (wa != 0) & ((wa > 0) | (wb == libdevice.floor(wb))) & (r - r == 0) & (r != 0)
             r = tl.where(use, v, r)
+            # an exact power is its own value: a midpoint there is a tie, never settled
+            r = tl.where(use, r, _pow_settle(wa, wb, r))
+        else:
+            r = _pow_settle(wa, wb, r)
     return r
 
 
