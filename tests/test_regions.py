@@ -74,6 +74,19 @@ def test_a_planted_misrounded_range_lands_in_its_bin(monkeypatch):
     assert d["t"][0] == [0, "1"] and d["t"][-1][0] == 64 and "s" not in d
 
 
+def test_a_sampled_sweep_scored_on_the_host_keeps_bins_over_every_bit_pattern():
+    """The ci and nightly profiles' float32 sweeps are samples scored on the host: their errors are
+    binned over all 2^32 bit patterns (256 bins of 2^24), every case in one, the figures the
+    measurement's; float64 sweeps (2^64 patterns) keep none."""
+    m = api.measure(Target("sin", {}, nbx.float32), "sweep")
+    b = m.bins
+    assert (b["lo"], b["hi"], b["width"], len(b["count"])) == (0, 1 << 32, 1 << 24, 256)
+    assert sum(b["count"]) == m.cases and sum(b["misrounded"]) == m.not_correctly_rounded
+    assert max(b["max_ulp"]) == m.max_ulp
+    assert sum(1 for c in b["count"] if c) > 200                       # the sample spans the whole range
+    assert api.measure(Target("sin", {}, nbx.float64), "sweep").bins is None
+
+
 def test_bins_round_trip_through_report_json():
     b = regions.RangeBins(0, 1 << 32, 1 << 16)
     assert len(b.count) == 256 and b.width == 1 << 24

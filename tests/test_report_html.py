@@ -469,7 +469,8 @@ def test_page_in_a_browser(small_run, browser, tmp_path):
     # Drawn up front: the failing measurement, those closest to budget, the changed one.
     cards = [c.get_attribute("id") for c in d.find_elements(By.CSS_SELECTOR, "section.card")]
     assert cards[0] == "p-exp-float32-sweep" and "p-add-float16-pairs" in cards
-    assert len(d.find_elements(By.CSS_SELECTOR, "section.card svg")) == 2 * len(cards)
+    # a plot and a histogram per card, and exp float32 sweep's errors by input range (a sampled sweep's bins)
+    assert len(d.find_elements(By.CSS_SELECTOR, "section.card svg")) == 2 * len(cards) + 1
 
     # Sorting: max ulp descending, then ascending; op ascending.
     heads = {h.text.strip(): h for h in d.find_elements(By.CSS_SELECTOR, "#measurements > thead th")}
@@ -513,7 +514,7 @@ def test_page_in_a_browser(small_run, browser, tmp_path):
     row.find_element(By.CSS_SELECTOR, "button.o").click()
     detail = d.find_element(By.CSS_SELECTOR, "#measurements > tbody > tr.detail")
     svgs = detail.find_elements(By.TAG_NAME, "svg")
-    assert len(svgs) == 2
+    assert len(svgs) == 3                                                  # plot, histogram, by range
     assert svgs[0].find_elements(By.CSS_SELECTOR, "path.pts")
     assert svgs[0].find_elements(By.CSS_SELECTOR, "circle.worst")          # the worst inputs
     assert svgs[0].find_elements(By.CSS_SELECTOR, "line.budget")           # exp|float32: 0.5
@@ -655,7 +656,7 @@ def test_peers_in_a_browser(peer_run, browser):
                         f"{sweep.special_mismatches:,}", f"{sweep.wrong:,}", ""]
     mine = rep.by_key()[("exp", "float32", "sweep")]
     assert table[2][:5] == ["sweep", "nbx", f"{mine.cases:,}", fmt_ulp(mine.max_ulp), f"{mine.not_correctly_rounded:,}"]
-    assert len(detail.find_elements(By.CSS_SELECTOR, ".fig svg")) == 2           # nbx's plot and histogram
+    assert len(detail.find_elements(By.CSS_SELECTOR, ".fig svg")) == 3           # plot, histogram, by range
 
     # from the detail to the op on the float32 chart, and from the float16 chart to its detail
     detail.find_element(By.XPATH, ".//button[text()='every float32 op beside its peers']").click()
@@ -729,7 +730,7 @@ def test_overview_and_trends_in_a_browser(small_run, browser, tmp_path):
     assert len(sparks[1].find_elements(By.TAG_NAME, "circle")) == 3    # three runs
     assert len(sparks[1].find_elements(By.CSS_SELECTOR, "circle.start")) == 1
     assert "worse since run 2 (run2, commit c0ffee2)" in detail.text
-    assert len(detail.find_elements(By.CSS_SELECTOR, ".fig svg")) == 2  # the plot and histogram
+    assert len(detail.find_elements(By.CSS_SELECTOR, ".fig svg")) == 3  # plot, histogram, errors by range
 
     # The whole set over the runs, and the regression with its run and commit.
     trend = d.find_element(By.CSS_SELECTOR, "svg.trend")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from nbx.oracles import ORACLES
 
 from nbx.dtype import float32, float64
@@ -16,7 +18,8 @@ from nbx.backend import IS_CUDA
 from nbx.ops.verify import DIVISOR
 from nbx.harness.inputs import cases
 from nbx.harness.inputs.cases import PROFILES
-from nbx.harness.scoring.host import Accumulator, score
+from nbx.harness.scoring import regions
+from nbx.harness.scoring.host import Accumulator, bits_of, score
 from nbx.harness.suites import bank
 from nbx.harness.suites import exhaustive
 from nbx.harness.targets.target import Target
@@ -138,6 +141,14 @@ def measure_values(t: Target, suite: str, profile: str, seed: int, acc: Accumula
             print(f"nbx run: {t.label} {t.dtype.name} {suite}: {left_out:,} undecided inputs beyond the "
                   f"host's {limits['sweep_host']:,} left out", file=sys.stderr)
     else:
+        # a sampled unary sweep of a float32 or 16-bit dtype keeps its errors per range of bit
+        # patterns too, as a device sweep does (the report's error-by-input-range chart)
+        binned = suite == "sweep" and t.oracle_arity == 1 and t.dtype.is_float and t.dtype.itemsize <= 4
+        if binned and acc.bins is None:
+            acc.bins = regions.RangeBins(0, 1 << (8 * t.dtype.itemsize), 1)
         for arrays in batches(t, suite, profile, seed, bits, sizes):
             got = t.run(arrays)
-            acc.add(arrays, got, score(t, arrays, got))
+            b = score(t, arrays, got)
+            acc.add(arrays, got, b)
+            if binned:
+                acc.bins.add_points(bits_of(arrays[0]).astype(np.int64), b)
