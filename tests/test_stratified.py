@@ -268,7 +268,7 @@ def test_a_full_list_is_scored_in_parts_and_the_host_budget_leaves_tuples_out(mo
     # a quota as large as the undecided count decides every one of them, however they fall over the
     # chunks: what a chunk's share leaves is set aside and decided at the end (HostQuota.finish)
     enough = Accumulator(t, "pairs", nbx.backend_id())
-    assert exhaustive.sample(t, lo, hi, enough, chunk=1 << 11, max_host=m.undecided) == 0
+    assert exhaustive.sample(t, lo, hi, enough, chunk=1 << 12, max_host=m.undecided) == 0
     e = enough.measurement(0.0)
     assert (e.cases, e.undecided, e.not_correctly_rounded, e.max_ulp, e.hist) == \
         (m.cases, m.undecided, m.not_correctly_rounded, m.max_ulp, m.hist)
