@@ -23,7 +23,7 @@ SQRT2 = tl.constexpr(1.4142135623730951)
 
 @triton.jit
 def two_sum(a, b):
-    """a + b = s + e exactly (Knuth's TwoSum)."""
+    """a + b = s + e exactly (Knuth's TwoSum: additions only, so no contraction can touch it)."""
     s = a + b
     bb = s - a
     return s, (a - (s - bb)) + (b - bb)

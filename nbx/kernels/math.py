@@ -18,6 +18,7 @@ import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
 from . import double_double
+from .double_double import two_sum
 from .hard32 import near_midpoint
 
 
@@ -118,14 +119,6 @@ def round_to_odd(s, e):
     bits = tl.where(inexact & ((e > 0) != (s > 0)), bits - 1, bits)
     bits = tl.where(inexact, bits | 1, bits)
     return bits.to(tl.float64, bitcast=True)
-
-
-@triton.jit
-def two_sum(a, b):
-    """a + b = s + e exactly (Knuth's TwoSum: additions only, so no contraction can touch it)."""
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
 
 
 @triton.jit
