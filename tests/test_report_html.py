@@ -196,6 +196,12 @@ def test_peers_beside_nbx():
                          ["exp", "float32", "sweep", "torch", "1000", "1.5", "40", "0", "0", ""],
                          ["log", "float32", "sweep", "torch", "0", "0", "0", "0", "0", "RuntimeError: no log"]]
     assert ">target</th>" in table and "torch 2.11.0+cu130 on cuda:0 (reported, not gated)" in page
+    # the first screen says where nbx stands: over the 3 measurements both made (log's torch raised)
+    standing = html.unescape(page.split('<p class="top" id="standing">')[1].split("</p>")[0])
+    assert standing == ("Against its peers, on the same inputs: torch 2.11.0+cu130 on cuda:0: misrounded, wrong or "
+                        "special results in 2 of 3 shared measurements (42 results), nbx in 0 (0); max ulp above "
+                        "nbx's in 2.")
+    assert page.index('id="standing"') < page.index('id="grid"')
     # the charts' data: per dtype in the grid's order, per op nbx's figures then torch's over the value
     # suites, and the measurement a click opens (nbx's value suite of most cases)
     pc = page_data(page)["pc"]
