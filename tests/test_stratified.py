@@ -249,26 +249,26 @@ def test_a_full_list_is_scored_in_parts_and_the_host_budget_leaves_tuples_out(mo
     t = Target("glu", {}, nbx.float32)
     # without its residual glu leaves ~1% undecided (a subnormal times ~1/2)
     monkeypatch.setitem(DEVICE_ORACLES, "glu", dataclasses.replace(DEVICE_ORACLES["glu"], residual=None))
-    lo, hi = stratified.GRID + stratified.NEAR, stratified.GRID + stratified.NEAR + (1 << 14)
+    lo, hi = stratified.GRID + stratified.NEAR, stratified.GRID + stratified.NEAR + (1 << 13)
     whole = Accumulator(t, "pairs", nbx.backend_id())
     assert exhaustive.sample(t, lo, hi, whole) == 0
     m = whole.measurement(0.0)
     assert m.cases == hi - lo and m.undecided > 4 * 64
     monkeypatch.setattr(exhaustive, "LIST_CAP", 64)        # every launch's list overflows: parts
     parts = Accumulator(t, "pairs", nbx.backend_id())
-    exhaustive.sample(t, lo, hi, parts, chunk=1 << 13)
+    exhaustive.sample(t, lo, hi, parts, chunk=1 << 12)
     p = parts.measurement(0.0)
     assert (p.cases, p.not_correctly_rounded, p.special_mismatches, p.undecided, p.max_ulp, p.hist) == \
         (m.cases, m.not_correctly_rounded, m.special_mismatches, m.undecided, m.max_ulp, m.hist)
     capped = Accumulator(t, "pairs", nbx.backend_id())
-    left = exhaustive.sample(t, lo, hi, capped, chunk=1 << 13, max_host=40)
+    left = exhaustive.sample(t, lo, hi, capped, chunk=1 << 12, max_host=40)
     c = capped.measurement(0.0)
     assert left == m.undecided - c.undecided and c.undecided == 40 and left > 0
     assert c.cases == hi - lo - left
     # a quota as large as the undecided count decides every one of them, however they fall over the
     # chunks: what a chunk's share leaves is set aside and decided at the end (HostQuota.finish)
     enough = Accumulator(t, "pairs", nbx.backend_id())
-    assert exhaustive.sample(t, lo, hi, enough, chunk=1 << 12, max_host=m.undecided) == 0
+    assert exhaustive.sample(t, lo, hi, enough, chunk=1 << 11, max_host=m.undecided) == 0
     e = enough.measurement(0.0)
     assert (e.cases, e.undecided, e.not_correctly_rounded, e.max_ulp, e.hist) == \
         (m.cases, m.undecided, m.not_correctly_rounded, m.max_ulp, m.hist)
