@@ -123,6 +123,26 @@ def test_a_passing_summary_without_history():
     assert md.startswith("# nbx report: NOT GATED |") and "a lone shard (1/4), not gated" in md
 
 
+def test_the_summary_says_where_nbx_stands_against_each_peer():
+    """Under the verdict, one line per peer over the measurements both made (a peer's raised one
+    left out): in how many it misrounds, gets wrong or mismatches specials, how many results, nbx's
+    same figures, and where its max ulp is above nbx's."""
+    rep = R([M("exp", max_ulp=0.5), M("exp", target="torch", max_ulp=1.5, not_correctly_rounded=40),
+             M("log", max_ulp=0.7, not_correctly_rounded=2), M("log", target="torch", max_ulp=0.5),
+             M("erf", max_ulp=0.5), M("erf", target="torch", cases=0, error="RuntimeError: no erf")])
+    for m in rep.measurements:
+        if not m.is_nbx:
+            m.target_info = "torch 2.11 on cpu"
+    lines = render_markdown(rep, verdict=verdict()).splitlines()
+    standing = [ln for ln in lines if ln.startswith("Against its peers")]
+    assert standing == ["Against its peers, on the same inputs: torch 2.11 on cpu: misrounded, wrong or special "
+                        "results in 1 of 2 shared measurements (40 results), nbx in 1 (2); max ulp above nbx's "
+                        "in 1."]
+    assert lines.index(standing[0]) < lines.index("## Gate failures: none")     # on the first screen
+    assert not [ln for ln in render_markdown(R([M()]), verdict=verdict()).splitlines()
+                if ln.startswith("Against its peers")]
+
+
 def test_many_failures_keep_the_first_screen_short():
     ms = [M(f"op{i}", max_ulp=9.0, worst=[Worst(["0x1"], "0x2", "0x3", 9.0)]) for i in range(60)]
     fails = measured_fails(ms, {f"op{i}|float32": {"max_ulp": 1.0} for i in range(60)})

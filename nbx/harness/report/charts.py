@@ -89,28 +89,6 @@ def peer_rows(report: Report) -> list[list[str]]:
             for m in ms]
 
 
-def peer_standing(report: Report) -> list[str]:
-    """One line per peer for the page's first screen: over the measurements it shares with nbx (same
-    op, dtype and suite, neither raised), in how many it misrounds (or gets wrong) results and how many
-    results that is, nbx's same two figures, and in how many its max ulp is above nbx's."""
-    mine = {m.key(): m for m in report.measurements if m.is_nbx and not m.error}
-    by_peer: dict[str, list] = {}
-    for m in report.measurements:
-        if not m.is_nbx and not m.error and m.key()[:3] in mine:
-            by_peer.setdefault(m.target_info or m.target, []).append((m, mine[m.key()[:3]]))
-    lines = []
-    for name, pairs in sorted(by_peer.items()):
-        def bad(m):
-            return m.not_correctly_rounded + m.wrong + m.special_mismatches
-        theirs = sum(1 for p, _ in pairs if bad(p))
-        ours = sum(1 for _, n in pairs if bad(n))
-        above = sum(1 for p, n in pairs if p.max_ulp > n.max_ulp + 1e-9)
-        lines.append(f"{name}: misrounded, wrong or special results in {theirs:,} of {len(pairs):,} shared measurements "
-                     f"({sum(bad(p) for p, _ in pairs):,} results), nbx in {ours:,} "
-                     f"({sum(bad(n) for _, n in pairs):,}); max ulp above nbx's in {above:,}")
-    return lines
-
-
 def trend_svg(h: History) -> str:
     """The whole set over the runs of `h`, oldest first: measurements not correctly rounded,
     results misrounded (summed) and wall seconds (summed), each run a point whose <title> names its

@@ -44,7 +44,7 @@ import numpy as np
 from nbx.dtype import DTYPES
 from nbx.harness.gate import budgets as B
 from nbx.harness.records.measurement import Measurement, encode_float
-from nbx.harness.report import charts, overview, trends
+from nbx.harness.report import charts, markdown, overview, trends
 from nbx.harness.report.diff import diff_reports
 from nbx.harness.report.json_report import Key, Report, fmt_frac, fmt_ulp, severity
 
@@ -624,7 +624,7 @@ def render_html(report: Report, *, failures: dict[Key, list[str]] | None = None,
         trend_svg=charts.trend_svg(trend) if trend is not None else "",
         regressions=regressions, n_regressions=len(trend.regressions) if trend is not None else 0,
         history_note=_history_note(hist), peers=peers, peer_rows=peer_rows,
-        peer_standing=charts.peer_standing(report),
+        peer_standing=markdown.peer_standing(report),
         peer_dtypes=[dt for dt, _ in peer_data["d"]] if peer_data else [],
         data={"grid": list(GRIDS[0]), "edges": common_edges, "digits": DIGITS, "m": data,
               "st": {GRID_STATUS[s]: overview.STATUS_TEXT[s] for s in overview.STATUSES},
