@@ -6,8 +6,8 @@ import pytest
 import triton
 import triton.language as tl
 
-from nbx.kernels import double_double as dd
-from nbx.kernels import math as m
+from nbx.kernels import double_double
+from nbx.kernels import math as kernel_math
 from nbx.tensor import from_numpy
 
 
@@ -15,7 +15,7 @@ from nbx.tensor import from_numpy
 def _log_kernel(x_ptr, h_ptr, l_ptr, n, BLOCK: tl.constexpr):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + i, mask=i < n, other=1.0)
-    h, lo = dd.log_dd(x)
+    h, lo = double_double.log_dd(x)
     tl.store(h_ptr + i, h, mask=i < n)
     tl.store(l_ptr + i, lo, mask=i < n)
 
@@ -26,7 +26,7 @@ def _settle_kernel(a_ptr, b_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
     a = tl.load(a_ptr + i, mask=i < n, other=1.0)
     b = tl.load(b_ptr + i, mask=i < n, other=1.0)
     r = tl.load(r_ptr + i, mask=i < n, other=1.0)
-    tl.store(out_ptr + i, m._pow_settle(a, b, r), mask=i < n)
+    tl.store(out_ptr + i, kernel_math._pow_settle(a, b, r), mask=i < n)
 
 
 def _run(kernel, arrays, outs):

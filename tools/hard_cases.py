@@ -45,18 +45,13 @@ F32 = get_format("float32")
 CHUNK = 1 << 26 if backend.IS_CUDA else 1 << 20
 
 
-# float32 bodies that compute the exact value rounded to odd, never a float64 evaluation with error:
-# no window, no table
-EXACT_BODIES = {"hardswish": "x(x+3)/6 from exact parts, rounded to odd (ops/activations.py)"}
-
-
 def table_ops() -> list[str]:
     """Unary float ops with number or choice parameters and a device oracle of their own name,
-    whose float32 body is a float64 evaluation (not in EXACT_BODIES)."""
+    whose float32 body is a float64 evaluation (not exact: Verify.exact32)."""
     return sorted(name for name, spec in OPS.items()
                   if spec.arity == 1 and all(p.kind in ("number", "choice") for p in spec.params) and spec.rule == "F"
                   and name in DEVICE_ORACLES and DEVICE_ORACLES[name].arity == 1 and DEVICE_ORACLES[name].k > 0
-                  and name not in EXACT_BODIES)
+                  and not spec.verify.exact32)
 
 
 def device_oracle(op: str, params: dict):

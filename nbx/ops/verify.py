@@ -109,6 +109,7 @@ class Verify:
     # dtype declares it (F32, CR16, CR_NARROW) or says why not (not_cr); tests/test_meta.py checks.
     correctly_rounded: tuple = ()
     not_cr: str = ""                      # why float32 is not declared (required where it is not)
+    exact32: str = ""                     # why the float32 body is exact and needs no hard-case table
 
     def role(self, i: int) -> Role | None:
         return self.roles.get(i)

@@ -68,3 +68,11 @@ def take(x: Tensor, at) -> np.ndarray:
     _take_kernel[(triton.cdiv(at.size, BLOCK),)](x, from_numpy(at), out, at.size, BLOCK=BLOCK,
                                                  **launch.kernel_options())
     return out.numpy()
+
+
+def evenly(n: int, k: int) -> np.ndarray:
+    """Positions of at most k of n items spread evenly over them (the first and the last among
+    them), for a quota that must leave some out without favouring one end."""
+    if k <= 0 or n <= 0:
+        return np.zeros(0, np.int64)
+    return np.unique(np.linspace(0, n - 1, min(k, n)).astype(np.int64))

@@ -194,10 +194,11 @@ def peer_standing(report: Report) -> list[str]:
     for m in report.measurements:
         if not m.is_nbx and not m.error and m.key()[:3] in mine:
             by_peer.setdefault(m.target_info or m.target, []).append((m, mine[m.key()[:3]]))
+    def bad(m):
+        return m.not_correctly_rounded + m.wrong + m.special_mismatches
+
     lines = []
     for name, pairs in sorted(by_peer.items()):
-        def bad(m):
-            return m.not_correctly_rounded + m.wrong + m.special_mismatches
         theirs = sum(1 for p, _ in pairs if bad(p))
         ours = sum(1 for _, n in pairs if bad(n))
         above = sum(1 for p, n in pairs if p.max_ulp > n.max_ulp + 1e-9)

@@ -155,7 +155,6 @@ class HostQuota:
     used: int = 0
     seen: int = 0
     aside: list = dataclasses.field(default_factory=list)     # (positions in the job, operands, results)
-    aside_n: int = 0
 
     def take(self, acc: Accumulator, und: np.ndarray, n: int, start: int, operands_at, got) -> np.ndarray:
         """The undecided positions of a chunk of n inputs (its first at job position `start`) to
@@ -165,13 +164,11 @@ class HostQuota:
         self.seen += n
         share = max(0, -(-self.limit * self.seen // self.total) - self.used)
         if len(und) > share:
-            now = und[np.unique(np.linspace(0, len(und) - 1, share).astype(np.int64))] if share else und[:0]
+            now = und[patterns.evenly(len(und), share)]
             rest = np.setdiff1d(und, now)
-            room = max(0, self.limit - self.aside_n)
-            if room and len(rest):
-                keep = rest[np.unique(np.linspace(0, len(rest) - 1, min(room, len(rest))).astype(np.int64))]
+            keep = rest[patterns.evenly(len(rest), self.limit - sum(len(a) for a, _, _ in self.aside))]
+            if len(keep):
                 self.aside.append((start + keep, operands_at(keep), patterns.take(got, keep)))
-                self.aside_n += len(keep)
             acc.undecided -= len(und) - len(now)
             acc.left_out += len(und) - len(now)
             und = now
@@ -187,7 +184,7 @@ class HostQuota:
         at = np.concatenate([a for a, _, _ in self.aside])
         arrays = [np.concatenate([ops[k] for _, ops, _ in self.aside]) for k in range(len(self.aside[0][1]))]
         got = np.concatenate([g for _, _, g in self.aside])
-        pick = np.unique(np.linspace(0, len(at) - 1, min(spare, len(at))).astype(np.int64))
+        pick = patterns.evenly(len(at), spare)
         at, arrays, got = at[pick], [a[pick] for a in arrays], got[pick]
         b = score(t, arrays, got)
         acc.add(arrays, got, b)
@@ -196,7 +193,7 @@ class HostQuota:
         acc.undecided += len(at)
         acc.left_out -= len(at)
         self.used += len(at)
-        self.aside, self.aside_n = [], 0
+        self.aside = []
         return at, arrays
 
 

@@ -79,6 +79,7 @@ from nbx.ops import OPS
 from nbx.tensor import Tensor, from_numpy
 from nbx.harness.inputs.cases import int_operand, rng_for, special_values, stratified
 from nbx.harness.inputs.cases import PROFILE_SIZES
+from nbx.harness.inputs import patterns
 from nbx.harness.scoring.host import flat_bits, hexes, score
 from nbx.harness.records.measurement import Worst
 from nbx.harness.targets.target import Target, call, measured, n_operands, operand_dtype, scalar_positions
@@ -503,7 +504,7 @@ class LayoutRun:
         got = np.concatenate([g for _, g in self.scored])
         limit = cap64 if got.dtype == np.float64 else cap
         if len(got) > limit:
-            idx = np.unique(np.linspace(0, len(got) - 1, limit).astype(np.int64))
+            idx = patterns.evenly(len(got), limit)
             arrays, got = [a[idx] for a in arrays], got[idx]
         self.acc.add(arrays, got, score(self.t, arrays, got))
 
