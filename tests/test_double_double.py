@@ -79,3 +79,58 @@ def test_pow_settle_puts_a_value_near_a_midpoint_on_the_exact_side(offset):
     bad = [(hex(int(np.float32(x).view(np.uint32))), hex(int(np.float32(y).view(np.uint32))))
            for x, y, g, w in zip(a, b, got, want) if np.float32(g) != w]
     assert not bad, bad[:5]
+
+
+@triton.jit
+def _sincos_kernel(a_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + i, mask=i < n, other=0.0)
+    sh, sl, ch, cl = double_double.sincos_dd(a)
+    tl.store(out_ptr + 4 * i, sh, mask=i < n)
+    tl.store(out_ptr + 4 * i + 1, sl, mask=i < n)
+    tl.store(out_ptr + 4 * i + 2, ch, mask=i < n)
+    tl.store(out_ptr + 4 * i + 3, cl, mask=i < n)
+
+
+def test_sincos_dd_is_good_to_2_to_the_minus_100_on_the_range_of_atan2():
+    rng = np.random.default_rng(5)
+    a = np.concatenate([rng.uniform(-3.2, 3.2, 2000), [0.0, np.pi / 2, -np.pi / 2, np.pi, -np.pi, np.pi / 4,
+                                                      3 * np.pi / 4, 1e-300, 3.2, -3.2]])
+    out = _run(_sincos_kernel, [a], [np.zeros(4 * len(a))])[0].reshape(-1, 4)
+    with mpmath.workprec(250):
+        worst = max(max(abs(mpmath.mpf(float(o[0])) + mpmath.mpf(float(o[1])) - mpmath.sin(mpmath.mpf(float(v)))),
+                        abs(mpmath.mpf(float(o[2])) + mpmath.mpf(float(o[3])) - mpmath.cos(mpmath.mpf(float(v)))))
+                    for v, o in zip(a, out))
+        assert worst < mpmath.mpf(2) ** -100, float(mpmath.log(worst, 2))
+
+
+@triton.jit
+def _atan2_settle_kernel(y_ptr, x_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    y = tl.load(y_ptr + i, mask=i < n, other=1.0)
+    x = tl.load(x_ptr + i, mask=i < n, other=1.0)
+    r = tl.load(r_ptr + i, mask=i < n, other=1.0)
+    tl.store(out_ptr + i, kernel_math._atan2_settle(y, x, r), mask=i < n)
+
+
+@pytest.mark.parametrize("offset", [-6, -1, 0, 1, 6])
+def test_atan2_settle_puts_a_value_near_a_midpoint_on_the_exact_side(offset):
+    """As for pow: r `offset` float64 ulps from the float32 midpoint M nearest atan2(y, x) rounds to
+    float32 as the exact angle does after _atan2_settle, in every quadrant; and the pair an H100
+    misrounded (0x109b1331, 0x8bd93d26: pi/2 + 0.00137) with r a float64 ulp on the wrong side."""
+    rng = np.random.default_rng(13 + offset)
+    y = (rng.uniform(-100.0, 100.0, 400) * 10.0 ** rng.integers(-30, 30, 400)).astype(np.float32)
+    x = (rng.uniform(-100.0, 100.0, 400) * 10.0 ** rng.integers(-30, 30, 400)).astype(np.float32)
+    y[0], x[0] = np.array([0x109B1331, 0x8BD93D26], np.uint32).view(np.float32)
+    want, r = [], []
+    with mpmath.workprec(200):
+        for a, b in zip(y, x):
+            f = mpmath.atan2(mpmath.mpf(float(a)), mpmath.mpf(float(b)))
+            mid, u = _midpoint_near(abs(f))
+            mid = mid if f > 0 else -mid
+            r.append((np.array([mid]).view(np.int64) + offset).view(np.float64)[0])
+            want.append(np.float32(mid + u / 2 if f > mid else mid - u / 2))
+    got = _run(_atan2_settle_kernel, [y.astype(np.float64), x.astype(np.float64), np.array(r)], [np.zeros(len(r))])[0]
+    bad = [(hex(int(a.view(np.uint32))), hex(int(b.view(np.uint32)))) for a, b, g, w in zip(y, x, got, want)
+           if np.float32(g) != w]
+    assert not bad, bad[:5]

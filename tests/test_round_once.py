@@ -363,8 +363,8 @@ CASES = [("exp", {}), ("log", {}), ("sin", {}), ("erf", {}), ("rsqrt", {}), ("si
          ("gelu", {"approximate": "none"}), ("gelu", {"approximate": "tanh"}), ("hardswish", {}), ("elu", {"alpha": 0.5}),
          ("leaky_relu", {"negative_slope": 0.01}), ("swiglu", {}), ("atan2", {}), ("hypot", {}), ("pow", {}),
          ("sub", {"alpha": 3}), ("addcdiv", {"value": 1})]
-# float32 bodies with double-double steps: pow's midpoint settling, gelu's arguments, hardswish
-CASES32 = [("pow", {}), ("gelu", {"approximate": "none"}), ("gelu", {"approximate": "tanh"}), ("hardswish", {})]
+# float32 bodies with double-double steps: pow's and atan2's midpoint settling, gelu's arguments, hardswish
+CASES32 = [("pow", {}), ("atan2", {}), ("gelu", {"approximate": "none"}), ("gelu", {"approximate": "tanh"}), ("hardswish", {})]
 failed = 0
 for op, params, dtypes in [(o, p, ("float16", "bfloat16")) for o, p in CASES] + [(o, p, ("float32",)) for o, p in CASES32]:
     spec = R.OPS[op]
@@ -395,3 +395,18 @@ def test_the_16bit_bodies_compile_for_sm90(tmp_path):
     is a file: Triton reads a kernel's source)."""
     r = run_sm90_script(tmp_path, COMPILE)
     assert r.returncode == 0 and "failed 0" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("n", [3, 4, -3, -4])
+def test_float32_small_integer_powers_are_correctly_rounded(n):
+    """x**n for n = 3, 4, -3, -4 (multiplication, chosen on the host) against the exact rational power
+    rounded once (this file's own rounding), over float32 x of every sign and a wide range, and the
+    x = 2 - k 2^-22 whose cube lies near a float32 midpoint (8 - 6k 2^-21 + 6k^2 2^-44 - ...)."""
+    rng = np.random.default_rng(17 + n)
+    x = (rng.uniform(0.5, 2.0, 1500) * 2.0 ** rng.integers(-28, 28, 1500)).astype(np.float32)
+    x[::2] *= -1
+    x = np.concatenate([x, (2.0 - np.arange(700, 1000) * 2.0 ** -22).astype(np.float32)])
+    got = nbx.pow(nbx.from_numpy(x), n).numpy().view(np.uint32)
+    want = [round_fraction(Fraction(float(v)) ** n, "float32") for v in x]
+    bad = [(hex(int(v.view(np.uint32))), hex(int(g)), hex(w)) for v, g, w in zip(x, got, want) if g != w]
+    assert not bad, bad[:5]

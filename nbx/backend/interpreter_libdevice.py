@@ -128,7 +128,7 @@ SYMBOLS = {
     "atan2": np.arctan2, "hypot": np.hypot, "pow": np.power, "fmod": np.fmod,
     "rint": np.rint, "nearbyint": np.rint, "trunc": np.trunc, "floor": np.floor, "ceil": np.ceil,
     "copysign": np.copysign, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin,
-    "fma": _fma, "fast_fdivide": lambda a, b: (a / b).astype(a.dtype), "signbit": _signbit, "drcp_rn": _reciprocal, "rcp64h": _rcp64h, "frcp_rn": _reciprocal,
+    "fma": _fma, "dmul_rn": np.multiply, "fmul_rn": np.multiply, "fast_fdivide": lambda a, b: (a / b).astype(a.dtype), "signbit": _signbit, "drcp_rn": _reciprocal, "rcp64h": _rcp64h, "frcp_rn": _reciprocal,
 }
 
 

@@ -18,7 +18,7 @@ import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
 from . import double_double
-from .double_double import two_sum
+from .double_double import product_rn, two_sum  # noqa: F401  (re-exported: m.product_rn, m.two_sum)
 from .hard32 import near_midpoint
 
 
@@ -126,15 +126,6 @@ def _sum_round_to_odd(p, c):
     """p + c (float64, both exact) rounded to odd: TwoSum gives the exact error e of s = p + c."""
     s, e = two_sum(p, c)
     return round_to_odd(s, e)
-
-
-@triton.jit
-def product_rn(a, b):
-    """a*b rounded once, as a value the GPU compiler cannot fuse into a following addition: an fma
-    with a +0 addend (not folded to a multiply: a -0 product comes back +0). With fp fusion on, a
-    plain a*b + c becomes fma(a, b, c) and skips the rounding that TwoSum (with_residual) is
-    handed, which misrounded leaky_relu's float16 ties on an H100 (21 of 65,536 inputs)."""
-    return libdevice.fma(a, b, tl.zeros_like(a))
 
 
 @triton.jit
@@ -307,7 +298,49 @@ def atan2(y, x, NARROW: tl.constexpr):
         q = wy / wx
         small = (wx > 0) & (tl.abs(q) < 2.0 ** -20) & (q != 0)
         r = tl.where(small, with_residual(q, q * q * q * (-1.0 / 3.0)), r)
+    if y.dtype == tl.float32:
+        r = _atan2_settle(wy, wx, r)
     return r.to(y.dtype)
+
+
+# atan2's float64 value is settled against a float32 midpoint M within ATAN2_K of it by the sign of
+# y cos M - x sin M = |(x, y)| sin(theta - M) (|theta - M| < pi), in double-double (sincos_dd:
+# ~2^-100 absolute, ~2^-104 relative for small M; x and y exact): above ATAN2_EPS times the two
+# products' magnitudes it decides (so a tiny angle, y cos M ~ x sin M, is judged on its own scale),
+# below it the float64 value stands. Without it float32 atan2(0x109b1331, 0x8bd93d26) = pi/2 + 0.00137 misrounded, 1 of
+# 2^32 stratified tuples on an H100.
+ATAN2_K = tl.constexpr(8)
+ATAN2_EPS = tl.constexpr(2.0 ** -95)
+
+
+@triton.jit
+def _float32_midpoint(r):
+    """The float32 rounding midpoint in the float32 interval that holds the float64 r (r's sign): an
+    odd multiple of half a float32 ulp at |r| (2^-150 below 2^-126)."""
+    a = tl.abs(r)
+    e = ((a.to(tl.int64, bitcast=True) >> 52) & 0x7FF) - 1023
+    u = ((tl.maximum(e, -126) - 23 + 1023).to(tl.int64) << 52).to(tl.float64, bitcast=True)
+    mid = (libdevice.floor(a / u) + 0.5) * u
+    return tl.where(r < 0, mid * -1.0, mid)
+
+
+@triton.jit
+def _atan2_settle(wy, wx, r):
+    """r moved off the float32 midpoint M nearest it, to the side of M the exact angle lies on, where
+    r is within ATAN2_K float64 ulps of M and the double-double sign is clear."""
+    near = near_midpoint(r, ATAN2_K) & (r - r == 0) & (r != 0) & (wx - wx == 0) & (wy - wy == 0)
+    if tl.max(tl.ravel(near.to(tl.int32)), 0) > 0:
+        mid = _float32_midpoint(tl.where(near, r, 1.0))
+        sh, sl, ch, cl = double_double.sincos_dd(mid)
+        ph, pl = double_double.two_prod(wy, ch)
+        qh, ql = double_double.two_prod(wx, sh)
+        dh, dl = double_double.add(ph, pl + wy * cl, qh * -1.0, (ql + wx * sl) * -1.0)
+        eps = (tl.abs(ph) + tl.abs(qh)) * ATAN2_EPS                        # the products' own scale
+        above = tl.where(dh > eps, 1, tl.where(dh < eps * -1.0, -1, 0))     # theta above M: +1
+        step = tl.where(mid > 0, above, above * -1)                         # in M's bit pattern
+        moved = (mid.to(tl.int64, bitcast=True) + step.to(tl.int64)).to(tl.float64, bitcast=True)
+        r = tl.where(near & (above != 0), moved, r)
+    return r
 
 
 @triton.jit
@@ -369,11 +402,7 @@ def _pow_settle(wa, wb, r):
     D = b ln|a| - ln M decides (|a^b| > M iff D > 0)."""
     near = near_midpoint(r, POW_K) & (r - r == 0) & (r != 0) & (wa != 0) & (wa - wa == 0)
     if tl.max(tl.ravel(near.to(tl.int32)), 0) > 0:
-        y = tl.abs(r)
-        # M: the midpoint nearest y, an odd multiple of half a float32 ulp at y (2^-150 below 2^-126)
-        e = ((y.to(tl.int64, bitcast=True) >> 52) & 0x7FF) - 1023
-        u = ((tl.maximum(e, -126) - 23 + 1023).to(tl.int64) << 52).to(tl.float64, bitcast=True)
-        mid = (libdevice.floor(y / u) + 0.5) * u
+        mid = _float32_midpoint(tl.abs(r))                # M: the midpoint nearest |r|
         ah, al = double_double.log_dd(tl.where(near, tl.abs(wa), 1.0))
         ph, pl = double_double.two_prod(wb, ah)
         mh, ml = double_double.log_dd(tl.where(near, mid, 1.0))

@@ -9,7 +9,7 @@ from ..tensor import Tensor
 from .arithmetic import int_division_fault
 from .bitwise import plain_spec
 from .registry import binary, by_compute, by_storage, run
-from .verify import CR16, CR_NARROW, DIVISOR, EXPONENT, NEAR_MIDPOINT, SUBNORMAL_TIES, Verify, not_correctly_rounded
+from .verify import CR16, DIVISOR, EXPONENT, Verify
 
 
 
@@ -125,8 +125,9 @@ binary("fmax", "P", ALL, _fmax, "Maximum ignoring NaN (NaN only when both are Na
 binary("fmin", "P", ALL, _fmin, "Minimum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.",
        verify=Verify(correctly_rounded=CR16))
 binary("atan2", "F", ALL, by_storage(_atan2, _atan2_16), "atan2(input, other) with C's quadrant and signed-zero rules.",
-       verify=not_correctly_rounded("atan2(y, x) ~ y/x in the float32 subnormals: " + SUBNORMAL_TIES,
-                                    correctly_rounded=CR_NARROW))
+       # float32: the tiny-ratio series and the double-double midpoint settling (math._atan2_settle):
+       # 0 of 2^32 stratified tuples misrounded, none left out (H100)
+       verify=Verify(correctly_rounded=CR16))
 binary("hypot", "F", ALL, by_storage(_hypot, _hypot_16), "sqrt(input^2 + other^2) without overflow; an infinity wins over NaN (C).",
        verify=Verify(correctly_rounded=CR16))
 binary("copysign", "F", ALL, _copysign, "|input| with the sign bit of other.", verify=Verify(correctly_rounded=CR16))
@@ -135,11 +136,11 @@ binary("copysign", "F", ALL, _copysign, "|input| with the sign bit of other.", v
 # ---------------------------------------------------------------- pow
 # Small integer exponents by multiplication, chosen on the host: exp(b*log(a)) measured 15 ulp for
 # x**2 in the seed. float32 (and float16/bfloat16, which compute in float32) multiplies in float64
-# and returns the float64 value for the store's one rounding: x^2 is exact there, x^3 and x^4 of a
-# 16-bit x too (at most 44 bits), 1/x^n is one rounded quotient of an exact power (53 >= 2p + 2: the
-# store's rounding of it is correct); for float32 x^3 and x^4 round once in float64 and the float32
-# result is correct except within ~2^-29 ulp of a boundary; float64 costs <= ~2 ulp. Integers
-# multiply in their compute dtype and wrap, as ATen.
+# and returns a float64 value for the store's one rounding: x^2 is exact there, x^3 and x^4 of a
+# 16-bit x too (at most 44 bits), 1/x and 1/x^2 are one rounded quotient of an exact value (53 >=
+# 2p + 2: the store's rounding of it is correct), and a float32 x^3, x^4, 1/x^3, 1/x^4 carries its
+# remainder rounded to odd (_power). float64 costs <= ~2 ulp. Integers multiply in their compute
+# dtype and wrap, as ATen.
 @triton.jit
 def _lift(x):
     if x.dtype.is_floating():
@@ -165,16 +166,48 @@ def _pow2(a, b):
 
 
 @triton.jit
-def _pow3(a, b):
+def _power_parts(w, FOUR: tl.constexpr):
+    """x^3 (or x^4) of a float64 w holding a float32 value as p + e: w^2 is exact (48 bits), p its
+    product with w (or itself) rounded, e the fma's exact remainder."""
+    s = w * w
+    f = s if FOUR else w
+    p = m.product_rn(s, f)
+    return p, m.fma(s, f, p * -1.0)
+
+
+@triton.jit
+def _power(a, FOUR: tl.constexpr, INVERSE: tl.constexpr):
+    """x^n, n = 3, 4, -3, -4. float32 computations: the exact power p + e (72 or 96 bits) as p with
+    its remainder rounded to odd (math.with_residual), and 1/(p + e) as q = 1/p with the remainder
+    (1 - q p - q e) q: the store rounds either once, correctly (x^3 rounded in float64 and again on
+    the store is wrong within ~2^-29 ulp of a float32 midpoint). Else plain products (exact for
+    16-bit values in float32; wrap-around for integers; float64 rounds each step)."""
     w = _lift(a)
-    return w * w * w
+    if a.dtype == tl.float32:
+        p, e = _power_parts(w, FOUR)
+        if INVERSE:
+            q = 1.0 / p
+            r = m.fma(q * -1.0, p, tl.full(p.shape, 1.0, tl.float64))
+            # x = +-inf: q = +-0 and r = 0 * inf is NaN; q stands
+            v = m.with_residual(q, tl.where(p - p == 0, (r - q * e) * q, 0.0))
+        else:
+            v = m.with_residual(p, e)
+    else:
+        s = w * w
+        v = s * s if FOUR else s * w
+        if INVERSE:
+            v = 1.0 / v
+    return v
+
+
+@triton.jit
+def _pow3(a, b):
+    return _power(a, False, False)
 
 
 @triton.jit
 def _pow4(a, b):
-    w = _lift(a)
-    s = w * w
-    return s * s
+    return _power(a, True, False)
 
 
 @triton.jit
@@ -190,15 +223,12 @@ def _pow_m2(a, b):
 
 @triton.jit
 def _pow_m3(a, b):
-    w = _lift(a)
-    return 1.0 / (w * w * w)
+    return _power(a, False, True)
 
 
 @triton.jit
 def _pow_m4(a, b):
-    w = _lift(a)
-    s = w * w
-    return 1.0 / (s * s)
+    return _power(a, True, True)
 
 
 SMALL_EXPONENT_BODIES = {0: _pow0, 1: _pow1, 2: _pow2, 3: _pow3, 4: _pow4,
@@ -259,8 +289,6 @@ binary("pow", "P", NUMERIC, by_compute(_pow_float, _pow_int),
        "|n| <= 4 is exact multiplication (float32 in float64); other float cases are libdevice pow (C pow: "
        "0**0 = NaN**0 = 1**NaN = 1). Integers: exact with wrap-around; a negative integer exponent is a "
        "ValueError.", operand_names=("input", "exponent"), fault=_negative_exponent, compose=_pow_compose,
-       verify=not_correctly_rounded("libdevice's float64 pow, rounded to float32: " + NEAR_MIDPOINT + "; "
-                                    "1 of 2^32 stratified tuples on an H100 (0x704a87ff ** 0x3b800000), which "
-                                    "the double-double midpoint settling (math._pow_settle) now rounds "
-                                    "correctly; its 2^32-tuple device run is owed",
-                                    correctly_rounded=CR_NARROW, roles={1: EXPONENT}))
+       # libdevice's float64 pow settled at float32 midpoints in double-double (math._pow_settle), exact
+       # powers exact: 0 of 2^32 stratified float32 tuples misrounded, none left out (H100)
+       verify=Verify(correctly_rounded=CR16, roles={1: EXPONENT}))

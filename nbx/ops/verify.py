@@ -173,18 +173,3 @@ def not_correctly_rounded(why: str, correctly_rounded: tuple = (), **kw) -> Veri
     narrower dtypes it does round correctly (CR_NARROW), if any."""
     return Verify(correctly_rounded=tuple(correctly_rounded), not_cr=why, **kw)
 
-
-# Why float32 results miss correct rounding, by cause (the ops cite these):
-# a float32 result in the subnormals computed as x*c + O(x^2) in float64 (silu(x) = x/2 + x^2/4):
-# the O(x^2) term is below float64's precision, so where x*c is a float32 rounding tie the float64
-# value IS the tie while the exact value is a hair off it, and ties-to-even picks the wrong side
-# half the time. The bodies add that term rounded to odd (math.with_residual), which decides the
-# 16-bit ties (0 of 65,536 bfloat16 inputs misrounded); float32 is declared once every float32
-# input is decided on the H200.
-SUBNORMAL_TIES = ("float32 subnormal results x*c + O(x^2): float64 lands on the rounding tie that the "
-                  "exact value misses by the O(x^2) term (kept by math.with_residual; not yet "
-                  "measured on every float32 input)")
-# a float64 evaluation (a few float64 ulps) rounded to float32 is wrong where the exact value lies
-# within ~2^-29 float32 ulp of a midpoint: rare (1-100 of 2^32 inputs), found by exhaustive runs.
-NEAR_MIDPOINT = ("the float64 evaluation decides a float32 rounding wrongly where the exact value lies "
-                 "within its error (~2^-29 ulp) of a midpoint")
