@@ -27,7 +27,7 @@ from pathlib import Path
 import triton
 import triton.language as tl
 
-from .fast32.keys import midpoint_key
+from .fast32.keys import near_midpoint  # noqa: F401  (re-exported: hard32.near_midpoint)
 
 # the window in float64 ulps of y: libdevice's float64 functions are within 1-5 ulps (CUDA's
 # published maxima; erfc 5), glibc's within 1-4, and a composition such as sigmoid's 1/(1 + exp(-x))
@@ -102,17 +102,6 @@ def cases(op: str) -> HardCases | None:
     entries = doc["entries"]
     return HardCases(op, tuple(_signed(int(e[0], 16)) for e in entries),
                      tuple(_signed(int(e[1], 16)) for e in entries), HARD32_K)
-
-
-@triton.jit
-def near_midpoint(y, K: tl.constexpr):
-    """True where the float64 y lies within K float64 ulps of a float32 rounding midpoint. A float32-subnormal y is moved by 2^-126 into [2^-126, 2^-125) first, where the float32
-    spacing is the subnormals' 2^-149 and a midpoint again has low 29 bits 2^28 (the sum's rounding,
-    half a float64 ulp there, is within the window's slack). An overflow boundary is a midpoint
-    pattern too (the largest float32 plus half its ulp)."""
-    tiny = tl.abs(y) < 1.1754943508222875e-38
-    z = tl.where(tiny, y + tl.where(y < 0, -1.1754943508222875e-38, 1.1754943508222875e-38), y)
-    return midpoint_key(z, K) <= 16 * K - 2 ** 31
 
 
 @triton.jit

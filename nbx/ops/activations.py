@@ -24,17 +24,17 @@ import triton.language as tl
 
 from ..dtype import ALL, NUMERIC, float64, int64
 from ..kernels import math as m
+from ..kernels.fast32 import activations as fast
+from ..kernels.fast32 import exp
+from ..kernels.fastpath import FastPath
+from ..kernels.fast32.activations import GELU_TANH_COEFF, INV6, SELU_ALPHA, SELU_SCALE, SQRT_2_OVER_PI
 from ..tensor import Tensor
 from .registry import Choices, OpSpec, Param, by_storage, op, run
 from .verify import CR16, F32, Order, Split, Variant, Verify, in_operand_dtype
 
 
-# ATen's constants (aten/src/ATen/native/Activation.cpp, torch/nn/functional.py).
-SELU_ALPHA = tl.constexpr(1.6732632423543772848170429916717)
-SELU_SCALE = tl.constexpr(1.0507009873554804934193349852946)
+# ATen's SELU and GELU constants are kernels/fast32/activations.py's, which the fast paths share.
 SQRT_HALF = tl.constexpr(0.70710678118654752440084436210485)
-SQRT_2_OVER_PI = tl.constexpr(0.79788456080286535587989211986876)
-GELU_TANH_COEFF = tl.constexpr(0.044715)
 # What each float64 constant above misses of the exact value (mpmath at 300 bits; 0.044715 as the
 # decimal), for gelu's double-double arguments
 SQRT_HALF_LO = tl.constexpr(-4.833646656726457e-17)
@@ -140,7 +140,7 @@ def _gelu_tanh_impl(x, NARROW: tl.constexpr):
         h3 = w2 * w
         l3 = m.fma(w2, w, -h3)
         k = tl.full(w.shape, GELU_TANH_COEFF, tl.float64)
-        a = h3 * k
+        a = m.product_rn(h3, k)                              # unfused: two_sum below needs it rounded
         al = m.fma(h3, k, -a) + (h3 * GELU_TANH_COEFF_LO + l3 * k)
         s, sl = m.two_sum(w, a)
         sl = sl + al
@@ -153,6 +153,16 @@ def _gelu_tanh_impl(x, NARROW: tl.constexpr):
         big = m.exp(-2.0 * ((w + w * w * w * GELU_TANH_COEFF) * SQRT_2_OVER_PI))
     r = _tie_safe(x, w, w / (1.0 + big), w * 0.5, w * w * INV_SQRT_2PI, NARROW)
     return m.rounded_later(tl.where(w == -float("inf"), _neg_zero(w), r), x)
+
+
+@triton.jit
+def _gelu_tanh_exact(w):
+    """gelu tanh's exact body at a float32 value held as float64: what its fast path approximates."""
+    return _gelu_tanh_impl(w.to(tl.float32), False)
+
+
+GELU_TANH = FastPath(fast.gelu_tanh, table=exp.EXP_TABLE, k=fast.GELU_TANH_K.value, reference=_gelu_tanh_exact,
+                     pieces=True)
 
 
 @triton.jit
@@ -181,10 +191,28 @@ def _tanh(x):
 
 
 @triton.jit
+def _sixth_to_odd(nh, nl):
+    """(nh + nl)/6 rounded to odd, for the store's one rounding: q from a product by 1/6 (within
+    ~0.6 ulp), corrected once by the exact remainder fma(q, -6, nh) + nl to within half an ulp and a
+    hair, then moved to odd by the sign of the next remainder (math.round_to_odd). No float64
+    division: DDIV is a subroutine, and held float32 hardsigmoid at 0.65 of copy on an H100."""
+    six = tl.full(nh.shape, -6.0, tl.float64)
+    q = nh * INV6
+    q = q + (m.fma(q, six, nh) + nl) * INV6
+    return m.round_to_odd(q, m.fma(q, six, nh) + nl)
+
+
+@triton.jit
 def _hardsigmoid(x):
-    # ATen: min(max(x + 3, 0), 6) / 6; NaN propagates through the explicit where
+    # ATen: min(max(x + 3, 0), 6) / 6; NaN propagates through the explicit where. A float32
+    # computation is exact: x + 3 = nh + nl by TwoSum (x + 3 loses bits of x below 2^-28), sixth
+    # rounded to odd; float64 keeps ATen's order (w + 3 rounded, one division)
     w = m.widen(x)
-    r = tl.minimum(tl.maximum(w + 3.0, 0.0), 6.0) / 6.0
+    if x.dtype == tl.float32:
+        nh, nl = m.two_sum(w, tl.full(w.shape, 3.0, tl.float64))
+        r = tl.where(w <= -3.0, 0.0, tl.where(w >= 3.0, 1.0, _sixth_to_odd(nh, nl)))
+    else:
+        r = tl.minimum(tl.maximum(w + 3.0, 0.0), 6.0) / 6.0
     return m.rounded_later(tl.where(w != w, w, r), x)
 
 
@@ -193,19 +221,14 @@ def _hardswish_impl(x, NARROW: tl.constexpr):
     # piecewise: 0 for x <= -3, x for x >= 3, x(x+3)/6 = x/2 + x^2/6 between (ATen's
     # x*min(max(x+3,0),6)/6 is NaN at -inf; the definition gives 0). A result stored narrower than
     # float64 is exact: N = x^2 + 3x is a sum of two exact float64 values (a float32 square has 48
-    # bits), held as Nh + Nl by TwoSum; q = Nh/6 corrected once by the remainder (fma(-q, 6, Nh)
-    # is exact) lies within half an ulp and a hair of N/6, and the sign of N - 6q2 = fma(-q2, 6, Nh)
-    # + Nl (two exact terms: the rounded sum keeps the sign) rounds q2 to odd, which the store then
-    # rounds as it would N/6 (math.round_to_odd). Rational, so no table of hard cases is needed:
+    # bits), held as Nh + Nl by TwoSum, and N/6 rounded to odd (_sixth_to_odd), which the store
+    # then rounds as it would N/6. Rational, so no table of hard cases is needed:
     # x(x+3)/6 rounded from float64 lands within 8 float64 ulps of a float32 midpoint on 2,954
     # inputs besides the 2^23 subnormal ties x/2.
     w = m.widen(x)
     if NARROW or x.dtype == tl.float32:
-        six = tl.full(w.shape, -6.0, tl.float64)
         nh, nl = m.two_sum(w * w, w * 3.0)
-        q = nh / 6.0
-        q = q + (m.fma(q, six, nh) + nl) / 6.0
-        mid = tl.where(w == 0, w, m.round_to_odd(q, m.fma(q, six, nh) + nl))
+        mid = tl.where(w == 0, w, _sixth_to_odd(nh, nl))
     else:
         mid = w * (w + 3.0) / 6.0
     return m.rounded_later(tl.where(w <= -3.0, 0.0, tl.where(w >= 3.0, w, mid)), x)
@@ -417,9 +440,9 @@ GATED_SILU_ORDER = Order("gate * (sigmoid(gate) * up), each step rounded to floa
 
 activation("relu", "S", NUMERIC, _relu, "max(x, 0); relu(-0.0) = +0.0; NaN stays NaN.", verify=Verify(correctly_rounded=CR16))
 activation("sigmoid", "F", ALL, _sigmoid, "1/(1+exp(-x)), two branches on exp(-|x|): no NaN at either end.",
-           verify=Verify(correctly_rounded=CR16))
+           fast32=fast.SIGMOID, verify=Verify(correctly_rounded=CR16))
 activation("silu", "F", ALL, by_storage(_silu, _silu_16), "x * sigmoid(x); silu(-inf) = -0.0.",
-           verify=Verify(correctly_rounded=CR16))
+           fast32=fast.SILU, verify=Verify(correctly_rounded=CR16))
 activation("gelu", "F", ALL, Choices("approximate", {"none": by_storage(_gelu_erf, _gelu_erf_16),
                                                      "tanh": by_storage(_gelu_tanh, _gelu_tanh_16)}),
            "'none': 0.5x(1+erf(x/sqrt2)), as x/2*erfc(-x/sqrt2); 'tanh': 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), "
@@ -428,12 +451,12 @@ activation("gelu", "F", ALL, Choices("approximate", {"none": by_storage(_gelu_er
            # double-double argument and hard-case tables (gelu.json, gelu@approximate=tanh.json): 0 of
            # 2^32 float32 inputs misrounded and none left out for either form (H100)
            verify=Verify(correctly_rounded=CR16, variants=(Variant({"approximate": "tanh"}),)),
-           order=Choices("approximate", GELU_ORDERS))
-activation("tanh", "F", ALL, _tanh, "tanh(x).", verify=Verify(correctly_rounded=CR16))
+           order=Choices("approximate", GELU_ORDERS), fast32=Choices("approximate", {"none": None, "tanh": GELU_TANH}))
+activation("tanh", "F", ALL, _tanh, "tanh(x).", fast32=exp.TANH, verify=Verify(correctly_rounded=CR16))
 activation("hardsigmoid", "F", ALL, _hardsigmoid, "clamp(x/6 + 1/2, 0, 1), as ATen's min(max(x+3, 0), 6)/6.",
            verify=Verify(correctly_rounded=CR16))
 activation("hardswish", "F", ALL, by_storage(_hardswish, _hardswish_16), "x * hardsigmoid(x): 0 for x <= -3, x for x >= 3.",
-           verify=Verify(correctly_rounded=CR16, exact32="x(x+3)/6 from exact parts, rounded to odd"))
+           fast32=fast.HARDSWISH, verify=Verify(correctly_rounded=CR16, exact32="x(x+3)/6 from exact parts, rounded to odd"))
 activation("leaky_relu", "F", ALL, by_storage(_leaky_relu, _leaky_relu_16), "x > 0 ? x : negative_slope*x.",
            params=(Param("negative_slope", 0.01, dtype="float64"),),
            # negative_slope*x's error kept by math.with_residual: 0 of 2^32 float32 inputs misrounded
@@ -447,15 +470,15 @@ activation("celu", "F", ALL, _celu, "x > 0 ? x : alpha*expm1(x/alpha) (= max(0,x
            "except celu(-0.0) = -0.0).", params=(Param("alpha", 1.0, dtype="float64"),),
            verify=Verify(variants=(Variant({"alpha": 2.0}),), correctly_rounded=CR16))
 activation("selu", "F", ALL, _selu, "scale*(x > 0 ? x : alpha*expm1(x)), ATen's scale and alpha.",
-           verify=Verify(correctly_rounded=CR16))
+           fast32=fast.SELU, verify=Verify(correctly_rounded=CR16))
 activation("mish", "F", ALL, _mish, "x * tanh(softplus(x)), softplus overflow-free; mish(-inf) = -0.0.",
-           verify=Verify(correctly_rounded=CR16))
+           fast32=fast.MISH, verify=Verify(correctly_rounded=CR16))
 activation("softplus", "F", ALL, _softplus,
            "x*beta > threshold ? x : log1p(exp(beta*x))/beta, evaluated as (max(u,0) + log1p(exp(-|u|)))/beta.",
            params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")),
            verify=Verify(correctly_rounded=CR16, variants=(Variant({"beta": 2.0, "threshold": 10.0}),)))
 activation("log_sigmoid", "F", ALL, _log_sigmoid, "log(sigmoid(x)) = min(x,0) - log1p(exp(-|x|)).",
-           verify=Verify(correctly_rounded=CR16))
+           fast32=fast.LOG_SIGMOID, verify=Verify(correctly_rounded=CR16))
 
 
 def _threshold_params(params, t):

@@ -5,7 +5,7 @@ import triton.language as tl
 
 from ..dtype import ALL, NUMERIC, int8
 from ..kernels import math as m
-from ..kernels.fast32 import erf, log, rsqrt, trig
+from ..kernels.fast32 import erf, exp, log, rsqrt, trig
 from .registry import Select, op
 from .verify import CR16, F32, BigCase, Verify
 
@@ -129,17 +129,17 @@ unary("round", "S", NUMERIC, _float_or_identity(m.rint), "round(x); identity on 
 unary("isfinite", "B", ALL, _isfinite, "True where x is neither inf nor NaN; integers are finite.", verify=Verify(correctly_rounded=F32))
 unary("isinf", "B", ALL, _isinf, "True where x is +inf or -inf; never for integers.", verify=Verify(correctly_rounded=F32))
 unary("isnan", "B", ALL, _isnan, "True where x is NaN; never for integers.", verify=Verify(correctly_rounded=F32))
-unary("expm1", "F", ALL, m.expm1, "expm1(x), float math (rule F): integers and bool compute in float32.",
+unary("expm1", "F", ALL, m.expm1, "expm1(x), float math (rule F): integers and bool compute in float32.", fast32=exp.EXPM1,
       verify=Verify(correctly_rounded=CR16))
-unary("log1p", "F", ALL, m.log1p, "log1p(x), float math (rule F): integers and bool compute in float32.",
+unary("log1p", "F", ALL, m.log1p, "log1p(x), float math (rule F): integers and bool compute in float32.", fast32=log.LOG1P,
       verify=Verify(correctly_rounded=CR16))
-unary("log2", "F", ALL, m.log2, "log2(x), float math (rule F): integers and bool compute in float32.",
+unary("log2", "F", ALL, m.log2, "log2(x), float math (rule F): integers and bool compute in float32.", fast32=log.LOG2,
       verify=Verify(correctly_rounded=CR16))
-unary("log10", "F", ALL, m.log10, "log10(x), float math (rule F): integers and bool compute in float32.",
+unary("log10", "F", ALL, m.log10, "log10(x), float math (rule F): integers and bool compute in float32.", fast32=log.LOG10,
       verify=Verify(correctly_rounded=CR16))
-unary("sinh", "F", ALL, m.sinh, "sinh(x), float math (rule F): integers and bool compute in float32.",
+unary("sinh", "F", ALL, m.sinh, "sinh(x), float math (rule F): integers and bool compute in float32.", fast32=exp.SINH,
       verify=Verify(correctly_rounded=CR16))
-unary("cosh", "F", ALL, m.cosh, "cosh(x), float math (rule F): integers and bool compute in float32.",
+unary("cosh", "F", ALL, m.cosh, "cosh(x), float math (rule F): integers and bool compute in float32.", fast32=exp.COSH,
       verify=Verify(correctly_rounded=CR16))
 unary("asin", "F", ALL, m.asin, "asin(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))

@@ -5,7 +5,10 @@ specs hold (nbx/ops/*.py: `fast32=`):
     poly.py     fitted coefficients (coefficients.json, from tools/fit_fast32.py), kernel parameters, Horner
     reduce.py   range reduction by pi/2
     trig.py     sin, cos, tan              (SIN, COS, TAN)
-    log.py      log from a table            (LOG)
+    log.py      log from a table; log2, log10 from it   (LOG, LOG2, LOG10)
+    exp.py      exp and expm1 cores from a table; expm1, tanh, sinh, cosh   (EXPM1, TANH, SINH, COSH)
+    activations.py  sigmoid, silu, mish, selu, gelu's tanh form on exp.py's cores
+                                (SIGMOID, SILU, MISH, SELU; gelu's record is on its spec)
     rsqrt.py    rsqrt                       (RSQRT)
     erf.py      erf as one rational         (ERF)
     divide.py   division steps; the exact floor and trunc quotients (FLOOR_QUOTIENT, TRUNC_QUOTIENT)

@@ -15,7 +15,7 @@ import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
 from ..fastpath import FastPath
-from .keys import HARD_K
+from .keys import HARD_K, subnormal_or_nan
 from .poly import coefficients
 from .reduce import MAGIC
 
@@ -56,3 +56,89 @@ def log64(w):
 
 
 LOG = FastPath(log, table=LOG_TABLE, k=HARD_K, reference=log64)
+
+
+INV_LN2 = tl.constexpr(1.4426950408889634)     # 1/ln 2 and 1/ln 10 rounded: 2^-53 more than log's error
+INV_LN10 = tl.constexpr(0.4342944819032518)
+
+
+@triton.jit
+def log2(x, tab):
+    """x float32 -> (float64 log2(x), outside as log's): log's value times 1/ln 2, within 2^-49.9."""
+    y, outside = log(x, tab)
+    return y * INV_LN2, outside
+
+
+@triton.jit
+def log10(x, tab):
+    """x float32 -> (float64 log10(x), outside as log's)."""
+    y, outside = log(x, tab)
+    return y * INV_LN10, outside
+
+
+@triton.jit
+def log2_64(w):
+    return libdevice.log2(w)
+
+
+@triton.jit
+def log10_64(w):
+    return libdevice.log10(w)
+
+
+LOG2 = FastPath(log2, table=LOG_TABLE, k=HARD_K, reference=log2_64)
+LOG10 = FastPath(log10, table=LOG_TABLE, k=HARD_K, reference=log10_64)
+
+
+SQRT_HALF_BITS = tl.constexpr(0x3FE6A09E667F3BCD)   # sqrt(1/2) as float64 bits
+SMALL = tl.constexpr(2.0 ** -20)
+
+
+@triton.jit
+def log_core64(z, tab):
+    """log z within 2^-51.5 relative for float64 z positive and normal, tab = LOG_TABLE: log()'s
+    reduction on a float64 z = 2^e m, m in [sqrt(1/2), sqrt(2)): k/128 from LOG_RCP at m rounded
+    to float32 (|k - 128/m| <= 0.54 + 2^-17), r = m k/128 - 1 in one fma (rounded: 2^-53 |r|),
+    log z = e log 2 - log(k/128) + log1p(r). Near z = 1, e = 0 and k = 128 (log(k/128) = 0), so
+    the error stays relative. Any bit pattern gives m in range and k in the table."""
+    bits = z.to(tl.int64, bitcast=True)
+    e = (bits - SQRT_HALF_BITS) >> 52
+    m = (bits - (e << 52)).to(tl.float64, bitcast=True)
+    m32 = m.to(tl.float32)
+    t = (LOG_RCP[0] + m32 * (LOG_RCP[1] + m32 * (LOG_RCP[2] + m32 * (LOG_RCP[3] + m32 * LOG_RCP[4])))) + MAGIC_K
+    k = t.to(tl.int32, bitcast=True) - 0x47C00000
+    r = libdevice.fma(m, (t - MAGIC_K).to(tl.float64), tl.full(m.shape, -1.0, tl.float64))
+    logc = tl.load(tab + (k - LOG_K0))
+    p = LOG1P_P[0] + r * (LOG1P_P[1] + r * (LOG1P_P[2] + r * (LOG1P_P[3] + r * LOG1P_P[4])))
+    ef = ((e + 0x4338000000000000).to(tl.float64, bitcast=True)) - MAGIC
+    return (ef * LN2 + logc) + (r * r * p + r)
+
+
+@triton.jit
+def log1p_core64(a, tab):
+    """log1p(a) within 2^-51 relative for float64 a in [0, 1] (or NaN): a - a^2/2 + a^3/3 below
+    2^-20 (the next term is 2^-62 of it), else log z + c/z with z = 1 + a rounded and c = a - (z - 1)
+    its exact rounding error (Fast2Sum: 1 >= a), c/z through the hardware's ~2^-20 reciprocal."""
+    z = 1.0 + a
+    c = a - (z - 1.0)
+    big = log_core64(z, tab) + c * libdevice.rcp64h(z)
+    return tl.where(a < SMALL, a * (1.0 + a * (-0.5 + a * 0.3333333333333333)), big)
+
+
+@triton.jit
+def log1p(x, tab):
+    """x float32 -> (float64 log1p(x), x outside (-1, inf): -1, below, inf, NaN). From |x| = 2^-20
+    up 1 + x is exact in float64 (45 bits) below 2^53, and above it log(1 + x) - log(x) < 2^-53."""
+    w = x.to(tl.float64)
+    outside = ~((x > -1.0) & (x < float("inf")))
+    big = log_core64(1.0 + w, tab)
+    y = tl.where(tl.abs(w) < SMALL, w * (1.0 + w * (-0.5 + w * 0.3333333333333333)), big)
+    return y, outside | subnormal_or_nan(x)
+
+
+@triton.jit
+def log1p64(w):
+    return libdevice.log1p(w)
+
+
+LOG1P = FastPath(log1p, table=LOG_TABLE, k=HARD_K, reference=log1p64)

@@ -1,0 +1,159 @@
+"""The activations' float32 fast paths on exp.py's cores: sigmoid, silu, mish, selu, gelu (tanh form),
+log_sigmoid (with log.py's log1p core); hardswish.
+
+With e = exp(-|x|) in [2^-1010, 1] (the argument clamped to -700: below x = -104 sigmoid rounds
+to +0, and a clamped e/(1 + e) < 2^-151 rounds there too; keys.subnormal_hard judges the
+subnormal results):
+    sigmoid x = n / (1 + e),         n = 1 (x >= 0) or e (x < 0)
+    silu x    = x n / (1 + e),       x clamped to -700 first (silu(-inf) = -0, not -inf * 0)
+    mish x    = x q / (q + 2),       q = v (v + 2), v = exp(x), x clamped to [-700, 100]
+              (tanh(softplus x) = ((1 + v)^2 - 1) / ((1 + v)^2 + 1); from x = 100 it is 1 - 2^-288,
+              1.0 in float64, and x q / (q + 2) = x exactly, as mish rounds)
+    selu x    = SCALE x (x > 0), SCALE ALPHA expm1(x) (x <= 0, clamped to -200)
+    gelu x    = x / (1 + exp(-2u)),  u = x (C1 + C2 x^2), C1 = sqrt(2/pi), C2 = 0.044715 C1
+    log_sigmoid x = min(x, 0) - log1p(e), log.py's log1p core (two non-positive terms)
+    hardswish x = x (x + 3) / 6, a product by 1/6 (the exact body corrects it and rounds to odd)
+No step cancels; each value is within 2^-49.5 of the exact one, so K = 256 (E = 2^-45) holds with
+room 11, except gelu's: u carries ~3.5 float64 ulps and exp(-2u) multiplies them by 2|u|, up to ~90
+where the result is still normal (x >= -12), 2^-44.7 in all: K = 2048 (E = 2^-42), and a flagged
+tile recomputes only its pieces that hold a hard element.
+"""
+import numpy as np
+import triton
+import triton.language as tl
+
+from .. import math as m
+from ..fastpath import FastPath
+from .divide import quotient
+from .exp import EXP_MAX_ARG, EXP_TABLE, EXPM1_LOW, clamp, exp_core, expm1_core
+from .keys import HARD_K, subnormal_hard, subnormal_or_nan
+from .log import LOG_TABLE, log1p_core64
+
+# ATen's constants (aten/src/ATen/native/Activation.cpp, torch/nn/functional.py).
+SELU_ALPHA = tl.constexpr(1.6732632423543772848170429916717)
+SELU_SCALE = tl.constexpr(1.0507009873554804934193349852946)
+SQRT_2_OVER_PI = tl.constexpr(0.79788456080286535587989211986876)
+GELU_TANH_COEFF = tl.constexpr(0.044715)
+SELU_SCALE_ALPHA = tl.constexpr(SELU_SCALE.value * SELU_ALPHA.value)          # within 2^-53 of the product
+GELU_C2 = tl.constexpr(SQRT_2_OVER_PI.value * GELU_TANH_COEFF.value)
+MISH_CLAMP = tl.constexpr(100.0)
+INV6 = tl.constexpr(1.0 / 6.0)                 # within 2^-54 relative: hardswish's fast path, the exact sixths
+
+# log_sigmoid reads both tables: exp's, then log's from LOG_OFFSET on
+EXP_LOG_TABLE = np.concatenate([EXP_TABLE, LOG_TABLE])
+LOG_OFFSET = tl.constexpr(len(EXP_TABLE))
+GELU_TANH_K = tl.constexpr(2048)
+
+
+
+@triton.jit
+def _exp_neg_abs(w, tab):
+    """(n, 1 + e) of sigmoid: e = exp(-|w|), n = 1 for w >= 0 else e (NaN for NaN)."""
+    e = exp_core(tl.maximum(tl.abs(w) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL), tab)
+    return tl.where(w >= 0, 1.0, e), 1.0 + e
+
+
+@triton.jit
+def sigmoid(x, tab):
+    """x float32 -> (float64 sigmoid(x), hard: NaN and subnormal results near a boundary)."""
+    n, d = _exp_neg_abs(x.to(tl.float64), tab)
+    y = quotient(n, d)
+    return y, subnormal_hard(y, HARD_K)
+
+
+@triton.jit
+def silu(x, tab):
+    """x float32 -> (float64 silu(x), hard: NaN and subnormal results near a boundary)."""
+    w = tl.maximum(x.to(tl.float64), EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL)
+    n, d = _exp_neg_abs(w, tab)
+    y = quotient(w * n, d)
+    return y, subnormal_hard(y, HARD_K)
+
+
+@triton.jit
+def mish(x, tab):
+    """x float32 -> (float64 mish(x), hard: NaN and subnormal results near a boundary)."""
+    w = tl.maximum(x.to(tl.float64), EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL)
+    v = exp_core(tl.minimum(w, MISH_CLAMP, propagate_nan=tl.PropagateNan.ALL), tab)
+    q = v * (v + 2.0)
+    y = quotient(w * q, q + 2.0)
+    return y, subnormal_hard(y, HARD_K)
+
+
+@triton.jit
+def selu(x, tab):
+    """x float32 -> (float64 selu(x), hard: NaN and subnormal results near a boundary). selu(-0) = -0: expm1_core(-0) = +0 takes x's sign."""
+    w = x.to(tl.float64)
+    neg = expm1_core(tl.maximum(w, EXPM1_LOW, propagate_nan=tl.PropagateNan.ALL), tab) * SELU_SCALE_ALPHA
+    y = tl.where(w > 0, w * SELU_SCALE, tl.where(w == 0, w, neg))
+    return y, subnormal_or_nan(x)
+
+
+@triton.jit
+def gelu_tanh(x, tab):
+    """x float32 -> (float64 gelu(x, approximate='tanh'), hard: NaN and subnormal results near a boundary). x = -inf: u = -inf, exp(-2u)
+    clamped to e^700, and x clamped to -1e4 gives -1e4 e^-700, which rounds to -0, the limit."""
+    w = x.to(tl.float64)
+    u = w * (w * w * GELU_C2 + SQRT_2_OVER_PI)
+    e = exp_core(clamp(u * -2.0, EXP_MAX_ARG * -1.0, EXP_MAX_ARG), tab)
+    y = quotient(tl.maximum(w, -1.0e4, propagate_nan=tl.PropagateNan.ALL), 1.0 + e)
+    return y, subnormal_hard(y, GELU_TANH_K)
+
+
+@triton.jit
+def log_sigmoid(x, tab):
+    """x float32 -> (float64 log_sigmoid(x), hard: as sigmoid's); tab = EXP_LOG_TABLE. -inf gives
+    -inf; +inf gives -e^-700, which rounds to -0 as the exact body's -(0 + log1p(0)) is."""
+    w = x.to(tl.float64)
+    e = exp_core(tl.maximum(tl.abs(w) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL), tab)
+    y = tl.minimum(w, 0.0) - log1p_core64(e, tab + LOG_OFFSET)
+    return y, subnormal_hard(y, HARD_K)
+
+
+@triton.jit
+def hardswish(x):
+    """x float32 -> (float64 hardswish(x), hard: as sigmoid's): x (x + 3) / 6 between -3 and 3, with
+    x + 3 rounded (exact by Sterbenz near -3, where the product is small), x (x + 3) rounded and
+    times 1/6 rounded: 2^-51. -0 gives -0; -inf 0; NaN falls back."""
+    w = x.to(tl.float64)
+    y = tl.where(w <= -3.0, 0.0, tl.where(w >= 3.0, w, (w * (w + 3.0)) * INV6))
+    y = tl.where(w != w, w, y)
+    return y, subnormal_hard(y, HARD_K)
+
+
+@triton.jit
+def sigmoid64(w):
+    return m.sigmoid_stable(w)
+
+
+@triton.jit
+def silu64(w):
+    return w * m.sigmoid_stable(w)
+
+
+@triton.jit
+def mish64(w):
+    return w * m.tanh(m.softplus_stable(w))
+
+
+@triton.jit
+def log_sigmoid64(w):
+    return m.softplus_stable(w * -1.0) * -1.0
+
+
+@triton.jit
+def hardswish64(w):
+    return tl.where(w <= -3.0, 0.0, tl.where(w >= 3.0, w, w * (w + 3.0) / 6.0))
+
+
+@triton.jit
+def selu64(w):
+    return tl.where(w > 0, w, m.expm1(w) * SELU_ALPHA) * SELU_SCALE
+
+
+SIGMOID = FastPath(sigmoid, table=EXP_TABLE, k=HARD_K, reference=sigmoid64)
+SILU = FastPath(silu, table=EXP_TABLE, k=HARD_K, reference=silu64)
+MISH = FastPath(mish, table=EXP_TABLE, k=HARD_K, reference=mish64)
+SELU = FastPath(selu, table=EXP_TABLE, k=HARD_K, reference=selu64)
+LOG_SIGMOID = FastPath(log_sigmoid, table=EXP_LOG_TABLE, k=HARD_K, reference=log_sigmoid64)
+HARDSWISH = FastPath(hardswish, k=HARD_K, reference=hardswish64)
