@@ -27,7 +27,8 @@ def test_the_fast_paths_are_found_from_the_specs():
     assert {p.label for p in UNARY} == {"log", "log2", "log10", "sin", "cos", "tan", "rsqrt", "erf", "expm1", "tanh",
                                         "sinh", "cosh", "sigmoid", "silu", "selu", "mish", "gelu:approximate=tanh",
                                         "log1p", "log_sigmoid", "hardswish"}
-    assert {p.label for p in BINARY} == {"floor_divide", "div:rounding_mode=trunc", "div:rounding_mode=floor"}
+    assert {p.label for p in BINARY} == {"floor_divide", "div:rounding_mode=trunc", "div:rounding_mode=floor",
+                                         "atan2", "pow"}
     f32 = Typing(float32, float32, (float32,))
     assert all(p.exact is p.spec.select_body(p.params, f32) for p in UNARY)   # the body a float32 launch takes
 
@@ -183,15 +184,27 @@ for p in FP.fast_paths(arity=1):
     except Exception as e:
         failed += 1
         print("FAILED", p.label, str(e).splitlines()[-1][:200])
+BSIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "wrong_out": "*i32", "outside_out": "*i32", "n": "i32"}
+for p in FP.fast_paths(arity=2):
+    const = {"FAST": p.fast.evaluate, "EXACT": p.exact, "K": p.fast.k, "BLOCK": 1024}
+    src = triton.compiler.ASTSource(fn=FP._probe_binary, signature={**BSIG, **{k: "constexpr" for k in const}},
+                                    constexprs=const)
+    try:
+        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
+        print("compiled", p.label)
+    except Exception as e:
+        failed += 1
+        print("FAILED", p.label, str(e).splitlines()[-1][:200])
 print("failed", failed)
 '''
 
 
 def test_the_fast_paths_with_a_table_compile_for_sm90(tmp_path):
-    """Each unary fast path whose table is an array (or none), with its exact body and reference, in
-    the probe kernel compiled for sm_90 without a GPU: the interpreter runs what the GPU compiler
-    refuses (a plain global read inside a @jit function: gelu's window once)."""
+    """Each unary fast path whose table is an array (or none), with its exact body and reference, and
+    each binary one with its exact body, in the probe kernels compiled for sm_90 without a GPU: the
+    interpreter runs what the GPU compiler refuses (a plain global read inside a @jit function:
+    gelu's window once)."""
     from helpers import run_sm90_script
     r = run_sm90_script(tmp_path, COMPILE)
-    assert r.returncode == 0 and "failed 0" in r.stdout and r.stdout.count("compiled") >= 14, \
+    assert r.returncode == 0 and "failed 0" in r.stdout and r.stdout.count("compiled") >= 19, \
         r.stdout[-3000:] + r.stderr[-3000:]

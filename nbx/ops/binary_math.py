@@ -4,6 +4,7 @@ import triton.language as tl
 
 from ..dtype import ALL, NUMERIC
 from ..kernels import math as m
+from ..kernels.fast32 import libm
 from ..promotion import is_scalar
 from ..tensor import Tensor
 from .arithmetic import int_division_fault
@@ -125,6 +126,7 @@ binary("fmax", "P", ALL, _fmax, "Maximum ignoring NaN (NaN only when both are Na
 binary("fmin", "P", ALL, _fmin, "Minimum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.",
        verify=Verify(correctly_rounded=CR16))
 binary("atan2", "F", ALL, by_storage(_atan2, _atan2_16), "atan2(input, other) with C's quadrant and signed-zero rules.",
+       fast32=libm.ATAN2,
        # float32: the tiny-ratio series and the double-double midpoint settling (math._atan2_settle):
        # 0 of 2^32 stratified tuples misrounded, none left out (H100)
        verify=Verify(correctly_rounded=CR16))
@@ -277,7 +279,9 @@ def _pow_compose(spec, operands, params, out):
         if integral and not common.is_float and exponent < 0:
             raise _negative_power_error(common, f"exponent={exponent!r}")
         if integral and int(exponent) in SMALL_EXPONENT_BODIES:
-            return run(plain_spec(spec, body=SMALL_EXPONENT_BODIES[int(exponent)]), operands, params, out=out)
+            # multiplication, not libdevice's pow: no fast path (the body is the cheap one)
+            return run(plain_spec(spec, body=SMALL_EXPONENT_BODIES[int(exponent)], fast32=None), operands,
+                       params, out=out)
     try:
         return run(plain_spec(spec), operands, params, out=out)
     except ZeroDivisionError:     # the fault flag: a negative integer exponent
@@ -289,6 +293,7 @@ binary("pow", "P", NUMERIC, by_compute(_pow_float, _pow_int),
        "|n| <= 4 is exact multiplication (float32 in float64); other float cases are libdevice pow (C pow: "
        "0**0 = NaN**0 = 1**NaN = 1). Integers: exact with wrap-around; a negative integer exponent is a "
        "ValueError.", operand_names=("input", "exponent"), fault=_negative_exponent, compose=_pow_compose,
+       fast32=libm.POW,
        # libdevice's float64 pow settled at float32 midpoints in double-double (math._pow_settle), exact
        # powers exact: 0 of 2^32 stratified float32 tuples misrounded, none left out (H100)
        verify=Verify(correctly_rounded=CR16, roles={1: EXPONENT}))

@@ -10,6 +10,7 @@ specs hold (nbx/ops/*.py: `fast32=`):
     activations.py  sigmoid, silu, mish, selu, gelu's tanh form on exp.py's cores
                                 (SIGMOID, SILU, MISH, SELU; gelu's record is on its spec)
     rsqrt.py    rsqrt                       (RSQRT)
+    libm.py     libdevice's atan2 and pow, their settling deferred to the exact bodies (ATAN2, POW)
     erf.py      erf as one rational         (ERF)
     divide.py   division steps; the exact floor and trunc quotients (FLOOR_QUOTIENT, TRUNC_QUOTIENT)
 
