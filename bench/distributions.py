@@ -192,14 +192,21 @@ def _fast_hard_pool(t: Target, fast, rng) -> list[np.ndarray] | None:
     return [c[flagged] for c in cols] if flagged.any() else None
 
 
+def hard_pool(t: Target, seed: int = 0):
+    """(the operand tuples the target's fast path flags among its candidates, or None where it has no
+    fast path or flags none of them: pow's libdevice value lies within 64 float64 ulps of a midpoint
+    for ~2^-22 of its inputs, none of 2^17; the generator the hard mix then picks with)."""
+    fast = fast_path(t)
+    rng = np.random.default_rng([seed, DISTS.index("hard"), *t.label.encode()])
+    return (None if fast is None else _fast_hard_pool(t, fast, rng)), rng
+
+
 def blocks(t: Target, dist: str, size: int, seed: int = 0) -> list[np.ndarray]:
     """`size` values per operand of the target under `dist`, each operand's array in its dtype."""
     if dist not in DISTS:
         raise ValueError(f"blocks: dist {dist!r} is not one of {DISTS}")
-    fast = fast_path(t) if dist == "hard" else None
-    if fast is not None:
-        rng = np.random.default_rng([seed, DISTS.index(dist), *t.label.encode()])
-        pool = _fast_hard_pool(t, fast, rng)
+    if dist == "hard":
+        pool, rng = hard_pool(t, seed)
         if pool is not None:
             pick = rng.integers(0, pool[0].size, size)
             return [_as_operand(t, i, p[pick].astype(np.float64)) for i, p in enumerate(pool)]
