@@ -30,7 +30,7 @@ from ..kernels.fastpath import FastPath
 from ..kernels.fast32.activations import GELU_TANH_COEFF, INV6, SELU_ALPHA, SELU_SCALE, SQRT_2_OVER_PI
 from ..tensor import Tensor
 from .registry import Choices, OpSpec, Param, by_storage, op, run
-from .verify import CR16, F32, Order, Split, Variant, Verify, in_operand_dtype
+from .verify import CR16, Order, Split, Variant, Verify, in_operand_dtype
 
 
 # ATen's SELU and GELU constants are kernels/fast32/activations.py's, which the fast paths share.
@@ -511,7 +511,7 @@ activation("threshold", "S", NUMERIC, _threshold,
            "integer inputs value must be an integer that fits.",
            params=(Param("threshold", None), Param("value", None)), kernel_params=_threshold_params,
            verify=Verify(variants=(in_operand_dtype(threshold=0.5, value=-2.0), in_operand_dtype(threshold=0, value=7)),
-                         measure_default=False, correctly_rounded=F32))
+                         measure_default=False, correctly_rounded=CR16))
 
 
 # ---------------------------------------------------------------- compositions over views
@@ -584,5 +584,5 @@ def _dropout_compose(spec, operands, params, out):
 
 activation("dropout", "S", ALL, _identity, "Inference dropout: a copy (train=True is an error).",
            params=(Param("p", 0.5), Param("train", False, kind="flag")), compose=_dropout_compose,
-           verify=Verify(correctly_rounded=F32))
+           verify=Verify(correctly_rounded=CR16))
 

@@ -62,7 +62,7 @@ def _to_typing(operands, params):
 op("copy", 1, _same_typing, ALL, _identity,
    doc="A copy with the input's dtype (keeps a dense input's layout).",
    verify=Verify(ci_rank8="unary identity: the copy and contiguous() path",
-                 big=BigCase(uint8, lambda a: a.copy()), correctly_rounded=F32))
+                 big=BigCase(uint8, lambda a: a.copy()), correctly_rounded=CR16))
 op("to", 1, _to_typing, ALL, _identity,
    params=(Param("dtype", None, kind="dtype"),),
    doc="Cast to `dtype`. Between floats: round to nearest even (float64 -> bfloat16 rounds once). "
@@ -88,7 +88,7 @@ op("nan_to_num", 1, "S", ALL, Select(lambda p, t: _nan_to_num if t.common.is_flo
    params=(Param("nan", 0.0), Param("posinf", None), Param("neginf", None)),
    doc="NaN -> nan, +inf -> posinf, -inf -> neginf; None means the OUTPUT dtype's largest / "
        "most negative finite value (65504 for float16). Integers and bool: a copy.",
-   verify=Verify(correctly_rounded=F32))
+   verify=Verify(correctly_rounded=CR16))
 op("angle", 1, "F", ALL, _angle,
    doc="Argument of a real number: 0 for x >= 0 (and -0.0), pi for x < 0, NaN for NaN.",
    verify=Verify(correctly_rounded=CR16))
@@ -109,4 +109,4 @@ op("bf16_to_fp16", 1, _bf16_typing, (int16, bfloat16), Select(_bf16_body),
    doc="Raw bfloat16 bit patterns held in an int16 tensor (or a bfloat16 tensor) to float16 "
        "through float32: round to nearest even, overflow to inf, subnormals kept. out= may be a "
        "float16 view of the input's own storage (the conversion reads each element before "
-       "writing it).", verify=Verify(roles={0: bits_of(bfloat16)}, correctly_rounded=F32))
+       "writing it).", verify=Verify(roles={0: bits_of(bfloat16)}, correctly_rounded=CR16))

@@ -4,7 +4,7 @@ import triton.language as tl  # noqa: F401  (the interpreter needs tl visible in
 
 from ..dtype import ALL
 from .registry import op
-from .verify import F32, Verify
+from .verify import CR16, F32, Verify
 
 
 @triton.jit
@@ -39,4 +39,4 @@ logical("logical_or", 2, _logical_or, "(input != 0) | (other != 0); any dtype in
 logical("logical_xor", 2, _logical_xor, "(input != 0) ^ (other != 0); any dtype in, bool out (NaN is true).",
         verify=Verify(correctly_rounded=F32))
 logical("logical_not", 1, _logical_not, "input == 0; any dtype in, bool out (NaN is true, so not NaN is False).",
-        verify=Verify(correctly_rounded=F32))
+        verify=Verify(correctly_rounded=CR16))

@@ -70,7 +70,7 @@ op("clamp", 1, "P", NUMERIC, _clamp, compose=_clamp_compose,
                            in_operand_dtype(min=-1.5, max=2.5), in_operand_dtype(min=-1.5),
                            in_operand_dtype(max=2.5)),
                  measure_default=False, param_operands=(("min", -math.inf), ("max", math.inf)),
-                 correctly_rounded=F32))
+                 correctly_rounded=CR16))
 op("clamp_min", 2, "P", NUMERIC, _clamp_min, operand_names=("input", "min"),
    scalar_operands=(1,), doc="maximum(input, min); NaN propagates; -0.0 < +0.0.", verify=Verify(correctly_rounded=CR16))
 

@@ -7,7 +7,7 @@ from ..dtype import ALL, NUMERIC, int8
 from ..kernels import math as m
 from ..kernels.fast32 import erf, exp, log, rsqrt, trig
 from .registry import Select, op
-from .verify import CR16, F32, BigCase, Verify
+from .verify import CR16, BigCase, Verify
 
 
 
@@ -126,9 +126,9 @@ unary("trunc", "S", NUMERIC, _float_or_identity(m.trunc), "trunc(x); identity on
       verify=Verify(correctly_rounded=CR16))
 unary("round", "S", NUMERIC, _float_or_identity(m.rint), "round(x); identity on integers. Half to even.",
       verify=Verify(correctly_rounded=CR16))
-unary("isfinite", "B", ALL, _isfinite, "True where x is neither inf nor NaN; integers are finite.", verify=Verify(correctly_rounded=F32))
-unary("isinf", "B", ALL, _isinf, "True where x is +inf or -inf; never for integers.", verify=Verify(correctly_rounded=F32))
-unary("isnan", "B", ALL, _isnan, "True where x is NaN; never for integers.", verify=Verify(correctly_rounded=F32))
+unary("isfinite", "B", ALL, _isfinite, "True where x is neither inf nor NaN; integers are finite.", verify=Verify(correctly_rounded=CR16))
+unary("isinf", "B", ALL, _isinf, "True where x is +inf or -inf; never for integers.", verify=Verify(correctly_rounded=CR16))
+unary("isnan", "B", ALL, _isnan, "True where x is NaN; never for integers.", verify=Verify(correctly_rounded=CR16))
 unary("expm1", "F", ALL, m.expm1, "expm1(x), float math (rule F): integers and bool compute in float32.", fast32=exp.EXPM1,
       verify=Verify(correctly_rounded=CR16))
 unary("log1p", "F", ALL, m.log1p, "log1p(x), float math (rule F): integers and bool compute in float32.", fast32=log.LOG1P,
@@ -160,7 +160,7 @@ unary("erfc", "F", ALL, m.erfc, "erfc(x), float math (rule F): integers and bool
 unary("sign", "S", ALL, _sign, "-1, 0 or 1 with the input's dtype; sign(-0.0) = -0.0, sign(NaN) = NaN.",
       verify=Verify(correctly_rounded=CR16))
 unary("signbit", "B", ALL, _signbit, "True where the sign bit is set (signbit(-0.0) is True); integers: x < 0.",
-      verify=Verify(correctly_rounded=F32))
+      verify=Verify(correctly_rounded=CR16))
 unary("square", "S", NUMERIC, _square, "x * x (integers wrap).", verify=Verify(correctly_rounded=CR16))
 unary("frac", "S", NUMERIC, _frac, "x - trunc(x) with the sign of x; +0.0 for integral x; 0 for integer dtypes.",
       verify=Verify(correctly_rounded=CR16))

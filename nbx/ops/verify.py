@@ -155,7 +155,10 @@ F32 = (float32,)
 # remainder's sum) of 16-bit operands computed in float32 and rounded again on the store (float32's
 # 24 bits are at least 2p + 2 of the narrow format, so the second rounding is innocuous), or an
 # exact result (selections, sign and rounding ops, fmod, frac). Every 16-bit input and operand pair
-# of each: 0 misrounded on the H200 (reports/h200/exhaustive-20261204.md, call G).
+# of each: 0 misrounded on the H200 (reports/h200/exhaustive-20261204.md, call G). The unary
+# selections, predicates and the bf16 -> fp16 cast (copy, nan_to_num, threshold, clamp, dropout,
+# logical_not, isfinite, isinf, isnan, signbit, bf16_to_fp16: exact, or one rounding): every 16-bit
+# input, 0 wrong on the interpreter (`nbx run --suite exhaustive16 --profile nightly`).
 CR16 = (float32, float16, bfloat16)
 # float16 and bfloat16 results rounded once from a float64 value (registry.float_math_dtype: rule F
 # computes them in float64; math.fma, math.pow and addcdiv return their float64 value rounded to
