@@ -59,7 +59,9 @@ def test_ordinary_inputs_take_the_fast_path(probe):
 
 @pytest.mark.parametrize("probe", BINARY, ids=_ids)
 def test_binary_fast_path_matches_the_exact_body(probe):
-    a, b = fastpath.random_pairs(1 << 16, seed=7)
+    # pow's exact body (exact powers, the settling) is the costliest under the interpreter: 2^14
+    # pairs take 9 s where 2^16 took 34 s; the GPU probes 2^26 (bench/fast32_exhaustive.py)
+    a, b = fastpath.random_pairs(1 << (14 if probe.spec.name == "pow" else 16), seed=7)
     row = fastpath.probe_binary(probe, a, b)
     assert row["wrong"] == 0, row
     assert row["hard"] < row["inputs"] // 2, row        # the fast range is exercised
