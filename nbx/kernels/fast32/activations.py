@@ -45,7 +45,6 @@ LOG_OFFSET = tl.constexpr(len(EXP_TABLE))
 GELU_TANH_K = tl.constexpr(2048)
 
 
-
 @triton.jit
 def _exp_neg_abs(w, tab):
     """(n, 1 + e) of sigmoid: e = exp(-|w|), n = 1 for w >= 0 else e (NaN for NaN)."""
