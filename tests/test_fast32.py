@@ -28,7 +28,7 @@ def test_the_fast_paths_are_found_from_the_specs():
                                         "sinh", "cosh", "sigmoid", "silu", "selu", "mish", "gelu:approximate=tanh",
                                         "log1p", "log_sigmoid", "hardswish"}
     assert {p.label for p in BINARY} == {"floor_divide", "div:rounding_mode=trunc", "div:rounding_mode=floor",
-                                         "atan2", "pow"}
+                                         "atan2", "pow", "swiglu"}
     f32 = Typing(float32, float32, (float32,))
     assert all(p.exact is p.spec.select_body(p.params, f32) for p in UNARY)   # the body a float32 launch takes
 
@@ -187,7 +187,12 @@ for p in FP.fast_paths(arity=1):
         failed += 1
         print("FAILED", p.label, str(e).splitlines()[-1][:200])
 BSIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "wrong_out": "*i32", "outside_out": "*i32", "n": "i32"}
-for p in FP.fast_paths(arity=2):
+ACT = importlib.import_module("nbx.ops.activations")
+REG = importlib.import_module("nbx.ops.registry")
+F32 = importlib.import_module("nbx.dtype").float32
+T2 = REG.Typing(F32, F32, (F32, F32))
+GATES = [FP.Probe(s, {}, s.select_fast32({}, T2), s.select_body({}, T2)) for s in (ACT._GLU2, ACT._SILU_AND_MUL2)]
+for p in FP.fast_paths(arity=2) + GATES:
     const = {"FAST": p.fast.evaluate, "EXACT": p.exact, "K": p.fast.k, "BLOCK": 1024}
     src = triton.compiler.ASTSource(fn=FP._probe_binary, signature={**BSIG, **{k: "constexpr" for k in const}},
                                     constexprs=const)
@@ -208,5 +213,23 @@ def test_the_fast_paths_with_a_table_compile_for_sm90(tmp_path):
     gelu's window once)."""
     from helpers import run_sm90_script
     r = run_sm90_script(tmp_path, COMPILE)
-    assert r.returncode == 0 and "failed 0" in r.stdout and r.stdout.count("compiled") >= 19, \
+    assert r.returncode == 0 and "failed 0" in r.stdout and r.stdout.count("compiled") >= 22, \
         r.stdout[-3000:] + r.stderr[-3000:]
+
+
+def test_the_gates_of_glu_and_silu_and_mul_match_their_exact_bodies():
+    """glu and silu_and_mul launch unregistered two-operand specs over the halves of their input
+    (activations._GLU2, _SILU_AND_MUL2), which fast_paths() does not list: their fast paths through
+    the same probe, on random pairs, randn * 4 pairs and the special values, never wrong."""
+    from nbx.ops import activations
+    f32 = Typing(float32, float32, (float32, float32))
+    rng = np.random.default_rng(9)
+    a, b = fastpath.random_pairs(1 << 14, seed=9)
+    normal = (rng.standard_normal((2, 1 << 14)) * 4).astype(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 40.0, -40.0, 3e38], np.float32)
+    sa, sb = np.meshgrid(special, special)
+    for spec in (activations._GLU2, activations._SILU_AND_MUL2):
+        probe = fastpath.Probe(spec, {}, spec.select_fast32({}, f32), spec.select_body({}, f32))
+        for x, y in ((a, b), (normal[0], normal[1]), (sa.ravel(), sb.ravel())):
+            row = fastpath.probe_binary(probe, x, y)
+            assert row["wrong"] == 0, (spec.name, row)

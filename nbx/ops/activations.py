@@ -517,9 +517,10 @@ activation("threshold", "S", NUMERIC, _threshold,
 # ---------------------------------------------------------------- compositions over views
 _GLU2 = OpSpec("glu", 2, "F", ALL, by_storage(_glu, _glu_16), family="activations", operand_names=("input[first half]",
                                                                                 "input[second half]"),
-               order=GLU_ORDER)
+               order=GLU_ORDER, fast32=fast.GLU)
 _SILU_AND_MUL2 = OpSpec("silu_and_mul", 2, "F", ALL, by_storage(_swiglu, _swiglu_16), family="activations",
-                        operand_names=("input[..., :d]", "input[..., d:]"), order=GATED_SILU_ORDER)
+                        operand_names=("input[..., :d]", "input[..., d:]"), order=GATED_SILU_ORDER,
+                        fast32=fast.SWIGLU)
 
 
 def _halves(name, x, dim):
@@ -562,7 +563,7 @@ activation("silu_and_mul", "F", ALL, by_storage(_swiglu, _swiglu_16),
            verify=Verify(correctly_rounded=CR16, split=Split(),
                          ci_rank8="compose over views: the two halves of the last dim"))
 op("swiglu", 2, "F", ALL, by_storage(_swiglu, _swiglu_16), operand_names=("gate", "up"),
-   doc="silu(gate) * up; both broadcast.", order=GATED_SILU_ORDER,
+   doc="silu(gate) * up; both broadcast.", order=GATED_SILU_ORDER, fast32=fast.SWIGLU,
    # 0 of 2^32 stratified float32 tuples and 0 of every float16 and bfloat16 pair misrounded, none
    # left out (H100, exhaustive profile)
    verify=Verify(correctly_rounded=CR16))

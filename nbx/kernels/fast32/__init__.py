@@ -7,7 +7,8 @@ specs hold (nbx/ops/*.py: `fast32=`):
     trig.py     sin, cos, tan              (SIN, COS, TAN)
     log.py      log from a table; log2, log10 from it   (LOG, LOG2, LOG10)
     exp.py      exp and expm1 cores from a table; expm1, tanh, sinh, cosh   (EXPM1, TANH, SINH, COSH)
-    activations.py  sigmoid, silu, mish, selu, gelu's tanh form on exp.py's cores
+    activations.py  sigmoid, silu, mish, selu, gelu's tanh form on exp.py's cores; the gates of glu
+                and swiglu (silu_and_mul) on libdevice's exp
                                 (SIGMOID, SILU, MISH, SELU; gelu's record is on its spec)
     rsqrt.py    rsqrt                       (RSQRT)
     libm.py     libdevice's atan2 and pow, their settling deferred to the exact bodies (ATAN2, POW)

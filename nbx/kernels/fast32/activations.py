@@ -1,5 +1,5 @@
 """The activations' float32 fast paths on exp.py's cores: sigmoid, silu, mish, selu, gelu (tanh form),
-log_sigmoid (with log.py's log1p core); hardswish.
+log_sigmoid (with log.py's log1p core); hardswish; the binary gates glu and swiglu (silu_and_mul).
 
 With e = exp(-|x|) in [2^-1010, 1] (the argument clamped to -700: below x = -104 sigmoid rounds
 to +0, and a clamped e/(1 + e) < 2^-151 rounds there too; keys.subnormal_hard judges the
@@ -13,6 +13,7 @@ subnormal results):
     gelu x    = x / (1 + exp(-2u)),  u = x (C1 + C2 x^2), C1 = sqrt(2/pi), C2 = 0.044715 C1
     log_sigmoid x = min(x, 0) - log1p(e), log.py's log1p core (two non-positive terms)
     hardswish x = x (x + 3) / 6, a product by 1/6 (the exact body corrects it and rounds to odd)
+    glu(a, b) = a n_b / (1 + e_b), swiglu(g, u) = g u n_g / (1 + e_g), e by libdevice's exp
 No step cancels; each value is within 2^-49.5 of the exact one, so K = 256 (E = 2^-45) holds with
 room 11, except gelu's: u carries ~3.5 float64 ulps and exp(-2u) multiplies them by 2|u|, up to ~90
 where the result is still normal (x >= -12), 2^-44.7 in all: K = 2048 (E = 2^-42), and a flagged
@@ -21,6 +22,7 @@ tile recomputes only its pieces that hold a hard element.
 import numpy as np
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import libdevice
 
 from .. import math as m
 from ..fastpath import FastPath
@@ -121,6 +123,40 @@ def hardswish(x):
 
 
 @triton.jit
+def _gate(w):
+    """(n, 1 + e) of sigmoid for the binary gates, e = exp(-|w|) by libdevice (no table: the
+    launcher hands a table to unary fast paths only); DDIV, the gates' cost, becomes quotient()."""
+    e = libdevice.exp(tl.maximum(tl.abs(w) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL))
+    return tl.where(w >= 0, 1.0, e), 1.0 + e
+
+
+@triton.jit
+def _finite(a, b):
+    return (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf"))
+
+
+@triton.jit
+def glu(a, b):
+    """a, b float32 -> (float64 a sigmoid(b), hard: an infinite or NaN operand (a = inf with b = -inf
+    is inf * 0 there), NaN and subnormal results near a boundary). a n rounds once, the quotient
+    ~2^-52: within 2^-51."""
+    n, d = _gate(b.to(tl.float64))
+    y = quotient(a.to(tl.float64) * n, d)
+    return y, ~_finite(a, b) | subnormal_hard(y, HARD_K)
+
+
+@triton.jit
+def swiglu(g, u):
+    """g, u float32 -> (float64 g sigmoid(g) u, hard: as glu's). g u is exact in float64 (48 bits);
+    where g u is a float32 tie (g > 32: sigmoid 1 - e with e under the window, or tiny g: g u/2)
+    the value lies within the window of it and the exact body, which keeps the residual, decides."""
+    wg = g.to(tl.float64)
+    n, d = _gate(wg)
+    y = quotient((wg * u.to(tl.float64)) * n, d)
+    return y, ~_finite(g, u) | subnormal_hard(y, HARD_K)
+
+
+@triton.jit
 def sigmoid64(w):
     return m.sigmoid_stable(w)
 
@@ -156,3 +192,5 @@ MISH = FastPath(mish, table=EXP_TABLE, k=HARD_K, reference=mish64)
 SELU = FastPath(selu, table=EXP_TABLE, k=HARD_K, reference=selu64)
 LOG_SIGMOID = FastPath(log_sigmoid, table=EXP_LOG_TABLE, k=HARD_K, reference=log_sigmoid64)
 HARDSWISH = FastPath(hardswish, k=HARD_K, reference=hardswish64)
+GLU = FastPath(glu, k=HARD_K)
+SWIGLU = FastPath(swiglu, k=HARD_K)
