@@ -21,18 +21,19 @@ def _log_kernel(x_ptr, h_ptr, l_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _settle_kernel(a_ptr, b_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def _settle_kernel(a_ptr, b_ptr, r_ptr, out_ptr, n, SETTLE: tl.constexpr, BLOCK: tl.constexpr):
+    """SETTLE(a, b, r): math._pow_settle or math._atan2_settle, elementwise."""
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     a = tl.load(a_ptr + i, mask=i < n, other=1.0)
     b = tl.load(b_ptr + i, mask=i < n, other=1.0)
     r = tl.load(r_ptr + i, mask=i < n, other=1.0)
-    tl.store(out_ptr + i, kernel_math._pow_settle(a, b, r), mask=i < n)
+    tl.store(out_ptr + i, SETTLE(a, b, r), mask=i < n)
 
 
-def _run(kernel, arrays, outs):
+def _run(kernel, arrays, outs, **constexprs):
     ts = [from_numpy(np.ascontiguousarray(a)) for a in arrays + outs]
     n = len(arrays[0])
-    kernel[(triton.cdiv(n, 4096),)](*ts, n, BLOCK=4096)
+    kernel[(triton.cdiv(n, 4096),)](*ts, n, BLOCK=4096, **constexprs)
     return [t.numpy() for t in ts[len(arrays):]]
 
 
@@ -74,7 +75,8 @@ def test_pow_settle_puts_a_value_near_a_midpoint_on_the_exact_side(offset):
             mid, u = _midpoint_near(f)
             r.append((np.array([mid]).view(np.int64) + offset).view(np.float64)[0])
             want.append(np.float32(mid + u / 2 if f > mid else mid - u / 2))
-    got = _run(_settle_kernel, [a.astype(np.float64), b.astype(np.float64), np.array(r)], [np.zeros(len(r))])[0]
+    got = _run(_settle_kernel, [a.astype(np.float64), b.astype(np.float64), np.array(r)], [np.zeros(len(r))],
+               SETTLE=kernel_math._pow_settle)[0]
     assert np.count_nonzero(a[:40].astype(np.float64) ** b[:40] < 2.0 ** -126) > 10
     bad = [(hex(int(np.float32(x).view(np.uint32))), hex(int(np.float32(y).view(np.uint32))))
            for x, y, g, w in zip(a, b, got, want) if np.float32(g) != w]
@@ -104,15 +106,6 @@ def test_sincos_dd_is_good_to_2_to_the_minus_100_on_the_range_of_atan2():
         assert worst < mpmath.mpf(2) ** -100, float(mpmath.log(worst, 2))
 
 
-@triton.jit
-def _atan2_settle_kernel(y_ptr, x_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    y = tl.load(y_ptr + i, mask=i < n, other=1.0)
-    x = tl.load(x_ptr + i, mask=i < n, other=1.0)
-    r = tl.load(r_ptr + i, mask=i < n, other=1.0)
-    tl.store(out_ptr + i, kernel_math._atan2_settle(y, x, r), mask=i < n)
-
-
 @pytest.mark.parametrize("offset", [-6, -1, 0, 1, 6])
 def test_atan2_settle_puts_a_value_near_a_midpoint_on_the_exact_side(offset):
     """As for pow: r `offset` float64 ulps from the float32 midpoint M nearest atan2(y, x) rounds to
@@ -130,7 +123,8 @@ def test_atan2_settle_puts_a_value_near_a_midpoint_on_the_exact_side(offset):
             mid = mid if f > 0 else -mid
             r.append((np.array([mid]).view(np.int64) + offset).view(np.float64)[0])
             want.append(np.float32(mid + u / 2 if f > mid else mid - u / 2))
-    got = _run(_atan2_settle_kernel, [y.astype(np.float64), x.astype(np.float64), np.array(r)], [np.zeros(len(r))])[0]
+    got = _run(_settle_kernel, [y.astype(np.float64), x.astype(np.float64), np.array(r)], [np.zeros(len(r))],
+               SETTLE=kernel_math._atan2_settle)[0]
     bad = [(hex(int(a.view(np.uint32))), hex(int(b.view(np.uint32)))) for a, b, g, w in zip(y, x, got, want)
            if np.float32(g) != w]
     assert not bad, bad[:5]

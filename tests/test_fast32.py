@@ -171,37 +171,35 @@ def test_subnormal_results_take_the_fast_path_and_equal_the_exact_body(op):
 
 COMPILE = r'''
 FP = importlib.import_module("nbx.harness.suites.fastpath")
-SIG = {"err_out": "*fp64", "hard_out": "*i32", "wrong_out": "*i32", "first_out": "*i64", "start": "i64",
-       "stride": "i64", "tab": "*fp64"}
-failed = 0
-for p in FP.fast_paths(arity=1):
-    if isinstance(p.fast.table, tuple):
-        continue                      # kernel parameters (erf, sin, cos, tan): the probes compile on the GPU
-    const = {"FAST": p.fast.evaluate, "TAB": p.fast.table is not None, "EXACT": p.exact, "REF": p.fast.reference,
-             "K": p.fast.k, "BLOCK": 1024}
-    src = triton.compiler.ASTSource(fn=FP._probe, signature={**SIG, **{k: "constexpr" for k in const}}, constexprs=const)
-    try:
-        triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
-        print("compiled", p.label)
-    except Exception as e:
-        failed += 1
-        print("FAILED", p.label, str(e).splitlines()[-1][:200])
-BSIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "wrong_out": "*i32", "outside_out": "*i32", "n": "i32"}
 ACT = importlib.import_module("nbx.ops.activations")
 REG = importlib.import_module("nbx.ops.registry")
 F32 = importlib.import_module("nbx.dtype").float32
-T2 = REG.Typing(F32, F32, (F32, F32))
-GATES = [FP.Probe(s, {}, s.select_fast32({}, T2), s.select_body({}, T2)) for s in (ACT._GLU2, ACT._SILU_AND_MUL2)]
-for p in FP.fast_paths(arity=2) + GATES:
-    const = {"FAST": p.fast.evaluate, "EXACT": p.exact, "K": p.fast.k, "BLOCK": 1024}
-    src = triton.compiler.ASTSource(fn=FP._probe_binary, signature={**BSIG, **{k: "constexpr" for k in const}},
+SIG = {"err_out": "*fp64", "hard_out": "*i32", "wrong_out": "*i32", "first_out": "*i64", "start": "i64",
+       "stride": "i64", "tab": "*fp64"}
+BSIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "wrong_out": "*i32", "outside_out": "*i32", "n": "i32"}
+failed = 0
+
+def compile_probe(label, kernel, signature, const):
+    global failed
+    src = triton.compiler.ASTSource(fn=kernel, signature={**signature, **{k: "constexpr" for k in const}},
                                     constexprs=const)
     try:
         triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"enable_reflect_ftz": False})
-        print("compiled", p.label)
+        print("compiled", label)
     except Exception as e:
         failed += 1
-        print("FAILED", p.label, str(e).splitlines()[-1][:200])
+        print("FAILED", label, str(e).splitlines()[-1][:200])
+
+for p in FP.fast_paths(arity=1):
+    if isinstance(p.fast.table, tuple):
+        continue                      # kernel parameters (erf, sin, cos, tan): the probes compile on the GPU
+    compile_probe(p.label, FP._probe, SIG, {"FAST": p.fast.evaluate, "TAB": p.fast.table is not None,
+                                            "EXACT": p.exact, "REF": p.fast.reference, "K": p.fast.k, "BLOCK": 1024})
+T2 = REG.Typing(F32, F32, (F32, F32))
+GATES = [FP.Probe(s, {}, s.select_fast32({}, T2), s.select_body({}, T2)) for s in (ACT._GLU2, ACT._SILU_AND_MUL2)]
+for p in FP.fast_paths(arity=2) + GATES:
+    compile_probe(p.label, FP._probe_binary, BSIG, {"FAST": p.fast.evaluate, "EXACT": p.exact, "K": p.fast.k,
+                                                    "BLOCK": 1024})
 print("failed", failed)
 '''
 

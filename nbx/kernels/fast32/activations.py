@@ -24,7 +24,7 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
-from .. import math as m
+from .. import math as kernel_math
 from ..fastpath import FastPath
 from .divide import quotient
 from .exp import EXP_MAX_ARG, EXP_TABLE, EXPM1_LOW, clamp, exp_core, expm1_core
@@ -157,23 +157,18 @@ def swiglu(g, u):
 
 
 @triton.jit
-def sigmoid64(w):
-    return m.sigmoid_stable(w)
-
-
-@triton.jit
 def silu64(w):
-    return w * m.sigmoid_stable(w)
+    return w * kernel_math.sigmoid_stable(w)
 
 
 @triton.jit
 def mish64(w):
-    return w * m.tanh(m.softplus_stable(w))
+    return w * kernel_math.tanh(kernel_math.softplus_stable(w))
 
 
 @triton.jit
 def log_sigmoid64(w):
-    return m.softplus_stable(w * -1.0) * -1.0
+    return kernel_math.softplus_stable(w * -1.0) * -1.0
 
 
 @triton.jit
@@ -183,10 +178,10 @@ def hardswish64(w):
 
 @triton.jit
 def selu64(w):
-    return tl.where(w > 0, w, m.expm1(w) * SELU_ALPHA) * SELU_SCALE
+    return tl.where(w > 0, w, kernel_math.expm1(w) * SELU_ALPHA) * SELU_SCALE
 
 
-SIGMOID = FastPath(sigmoid, table=EXP_TABLE, k=HARD_K, reference=sigmoid64)
+SIGMOID = FastPath(sigmoid, table=EXP_TABLE, k=HARD_K, reference=kernel_math.sigmoid_stable)
 SILU = FastPath(silu, table=EXP_TABLE, k=HARD_K, reference=silu64)
 MISH = FastPath(mish, table=EXP_TABLE, k=HARD_K, reference=mish64)
 SELU = FastPath(selu, table=EXP_TABLE, k=HARD_K, reference=selu64)

@@ -25,8 +25,8 @@ import mpmath
 import numpy as np
 import triton
 import triton.language as tl
-from triton.language.extra.cuda import libdevice
 
+from .. import math as kernel_math
 from ..fastpath import FastPath
 from .divide import quotient
 from .keys import HARD_K, subnormal_or_nan
@@ -129,27 +129,7 @@ def cosh(x, tab):
     return y, subnormal_or_nan(x)
 
 
-@triton.jit
-def expm1_64(w):
-    return libdevice.expm1(w)
-
-
-@triton.jit
-def tanh64(w):
-    return libdevice.tanh(w)
-
-
-@triton.jit
-def sinh64(w):
-    return libdevice.sinh(w)
-
-
-@triton.jit
-def cosh64(w):
-    return libdevice.cosh(w)
-
-
-EXPM1 = FastPath(expm1, table=EXP_TABLE, k=HARD_K, reference=expm1_64)
-TANH = FastPath(tanh, table=EXP_TABLE, k=HARD_K, reference=tanh64)
-SINH = FastPath(sinh, table=EXP_TABLE, k=HARD_K, reference=sinh64)
-COSH = FastPath(cosh, table=EXP_TABLE, k=HARD_K, reference=cosh64)
+EXPM1 = FastPath(expm1, table=EXP_TABLE, k=HARD_K, reference=kernel_math.expm1)
+TANH = FastPath(tanh, table=EXP_TABLE, k=HARD_K, reference=kernel_math.tanh)
+SINH = FastPath(sinh, table=EXP_TABLE, k=HARD_K, reference=kernel_math.sinh)
+COSH = FastPath(cosh, table=EXP_TABLE, k=HARD_K, reference=kernel_math.cosh)

@@ -14,6 +14,7 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
+from .. import math as kernel_math
 from ..fastpath import FastPath
 from .keys import HARD_K, subnormal_or_nan
 from .poly import coefficients
@@ -50,12 +51,7 @@ def log(x, tab):
     return y, outside
 
 
-@triton.jit
-def log64(w):
-    return libdevice.log(w)
-
-
-LOG = FastPath(log, table=LOG_TABLE, k=HARD_K, reference=log64)
+LOG = FastPath(log, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log)
 
 
 INV_LN2 = tl.constexpr(1.4426950408889634)     # 1/ln 2 and 1/ln 10 rounded: 2^-53 more than log's error
@@ -76,18 +72,8 @@ def log10(x, tab):
     return y * INV_LN10, outside
 
 
-@triton.jit
-def log2_64(w):
-    return libdevice.log2(w)
-
-
-@triton.jit
-def log10_64(w):
-    return libdevice.log10(w)
-
-
-LOG2 = FastPath(log2, table=LOG_TABLE, k=HARD_K, reference=log2_64)
-LOG10 = FastPath(log10, table=LOG_TABLE, k=HARD_K, reference=log10_64)
+LOG2 = FastPath(log2, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log2)
+LOG10 = FastPath(log10, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log10)
 
 
 SQRT_HALF_BITS = tl.constexpr(0x3FE6A09E667F3BCD)   # sqrt(1/2) as float64 bits
@@ -136,9 +122,4 @@ def log1p(x, tab):
     return y, outside | subnormal_or_nan(x)
 
 
-@triton.jit
-def log1p64(w):
-    return libdevice.log1p(w)
-
-
-LOG1P = FastPath(log1p, table=LOG_TABLE, k=HARD_K, reference=log1p64)
+LOG1P = FastPath(log1p, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log1p)
