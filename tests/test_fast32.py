@@ -28,7 +28,7 @@ def test_the_fast_paths_are_found_from_the_specs():
                                         "sinh", "cosh", "sigmoid", "silu", "selu", "mish", "gelu:approximate=tanh",
                                         "log1p", "log_sigmoid", "hardswish"}
     assert {p.label for p in BINARY} == {"floor_divide", "div:rounding_mode=trunc", "div:rounding_mode=floor",
-                                         "atan2", "pow", "swiglu"}
+                                         "atan2", "pow", "swiglu", "glu", "silu_and_mul"}
     f32 = Typing(float32, float32, (float32,))
     assert all(p.exact is p.spec.select_body(p.params, f32) for p in UNARY)   # the body a float32 launch takes
 
@@ -57,14 +57,25 @@ def test_ordinary_inputs_take_the_fast_path(probe):
     assert row["tiles_hard"] <= (5 if probe.spec.name == "hardswish" else 2), row
 
 
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 40.0, -40.0, 3e38], np.float32)
+
+
 @pytest.mark.parametrize("probe", BINARY, ids=_ids)
 def test_binary_fast_path_matches_the_exact_body(probe):
+    """Random bit patterns, randn * 4 (the gates' ordinary range) and every pair of special values:
+    never wrong. glu's and silu_and_mul's fast paths are those of the two-operand specs their
+    compositions launch over the halves of the input (registry.COMPOSED)."""
     # pow's exact body (exact powers, the settling) is the costliest under the interpreter: 2^14
     # pairs take 9 s where 2^16 took 34 s; the GPU probes 2^26 (bench/fast32_exhaustive.py)
     a, b = fastpath.random_pairs(1 << (14 if probe.spec.name == "pow" else 16), seed=7)
     row = fastpath.probe_binary(probe, a, b)
     assert row["wrong"] == 0, row
     assert row["hard"] < row["inputs"] // 2, row        # the fast range is exercised
+    normal = (np.random.default_rng(9).standard_normal((2, 1 << 12)) * 4).astype(np.float32)
+    sa, sb = np.meshgrid(SPECIAL, SPECIAL)
+    for x, y in ((normal[0], normal[1]), (sa.ravel(), sb.ravel())):
+        row = fastpath.probe_binary(probe, x, y)
+        assert row["wrong"] == 0, row
 
 
 @pytest.mark.parametrize("op", ["log", "log2", "log10", "sin", "cos", "tan", "rsqrt", "erf", "expm1", "tanh", "sinh", "cosh", "log1p"])
@@ -170,10 +181,7 @@ def test_subnormal_results_take_the_fast_path_and_equal_the_exact_body(op):
 
 
 COMPILE = r'''
-FP = importlib.import_module("nbx.harness.suites.fastpath")
-ACT = importlib.import_module("nbx.ops.activations")
-REG = importlib.import_module("nbx.ops.registry")
-F32 = importlib.import_module("nbx.dtype").float32
+fastpath = importlib.import_module("nbx.harness.suites.fastpath")
 SIG = {"err_out": "*fp64", "hard_out": "*i32", "wrong_out": "*i32", "first_out": "*i64", "start": "i64",
        "stride": "i64", "tab": "*fp64"}
 BSIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "wrong_out": "*i32", "outside_out": "*i32", "n": "i32"}
@@ -190,15 +198,13 @@ def compile_probe(label, kernel, signature, const):
         failed += 1
         print("FAILED", label, str(e).splitlines()[-1][:200])
 
-for p in FP.fast_paths(arity=1):
+for p in fastpath.fast_paths(arity=1):
     if isinstance(p.fast.table, tuple):
         continue                      # kernel parameters (erf, sin, cos, tan): the probes compile on the GPU
-    compile_probe(p.label, FP._probe, SIG, {"FAST": p.fast.evaluate, "TAB": p.fast.table is not None,
+    compile_probe(p.label, fastpath._probe, SIG, {"FAST": p.fast.evaluate, "TAB": p.fast.table is not None,
                                             "EXACT": p.exact, "REF": p.fast.reference, "K": p.fast.k, "BLOCK": 1024})
-T2 = REG.Typing(F32, F32, (F32, F32))
-GATES = [FP.Probe(s, {}, s.select_fast32({}, T2), s.select_body({}, T2)) for s in (ACT._GLU2, ACT._SILU_AND_MUL2)]
-for p in FP.fast_paths(arity=2) + GATES:
-    compile_probe(p.label, FP._probe_binary, BSIG, {"FAST": p.fast.evaluate, "EXACT": p.exact, "K": p.fast.k,
+for p in fastpath.fast_paths(arity=2):
+    compile_probe(p.label, fastpath._probe_binary, BSIG, {"FAST": p.fast.evaluate, "EXACT": p.exact, "K": p.fast.k,
                                                     "BLOCK": 1024})
 print("failed", failed)
 '''
@@ -213,21 +219,3 @@ def test_the_fast_paths_with_a_table_compile_for_sm90(tmp_path):
     r = run_sm90_script(tmp_path, COMPILE)
     assert r.returncode == 0 and "failed 0" in r.stdout and r.stdout.count("compiled") >= 22, \
         r.stdout[-3000:] + r.stderr[-3000:]
-
-
-def test_the_gates_of_glu_and_silu_and_mul_match_their_exact_bodies():
-    """glu and silu_and_mul launch unregistered two-operand specs over the halves of their input
-    (activations._GLU2, _SILU_AND_MUL2), which fast_paths() does not list: their fast paths through
-    the same probe, on random pairs, randn * 4 pairs and the special values, never wrong."""
-    from nbx.ops import activations
-    f32 = Typing(float32, float32, (float32, float32))
-    rng = np.random.default_rng(9)
-    a, b = fastpath.random_pairs(1 << 14, seed=9)
-    normal = (rng.standard_normal((2, 1 << 14)) * 4).astype(np.float32)
-    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 40.0, -40.0, 3e38], np.float32)
-    sa, sb = np.meshgrid(special, special)
-    for spec in (activations._GLU2, activations._SILU_AND_MUL2):
-        probe = fastpath.Probe(spec, {}, spec.select_fast32({}, f32), spec.select_body({}, f32))
-        for x, y in ((a, b), (normal[0], normal[1]), (sa.ravel(), sb.ravel())):
-            row = fastpath.probe_binary(probe, x, y)
-            assert row["wrong"] == 0, (spec.name, row)

@@ -7,7 +7,7 @@ import sys
 from ..tensor import empty
 from . import activations, arithmetic, binary_math, bitwise, compare, convert, logical, ternary, unary  # noqa: F401  (registration)
 from . import methods
-from .registry import OPS, OpSpec, Param, make_function
+from .registry import COMPOSED, OPS, OpSpec, Param, make_function
 
 FUNCTIONS = {name: make_function(spec) for name, spec in OPS.items()}
 globals().update(FUNCTIONS)
@@ -23,4 +23,4 @@ def contiguous(x):
 # Last, once every name the methods look up (FUNCTIONS, contiguous) is bound on this module.
 methods.install(sys.modules[__name__])
 
-__all__ = ["OPS", "OpSpec", "Param", "FUNCTIONS", "contiguous", *FUNCTIONS]
+__all__ = ["COMPOSED", "OPS", "OpSpec", "Param", "FUNCTIONS", "contiguous", *FUNCTIONS]

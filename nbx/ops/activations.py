@@ -29,7 +29,7 @@ from ..kernels.fast32 import exp
 from ..kernels.fastpath import FastPath
 from ..kernels.fast32.activations import GELU_TANH_COEFF, INV6, SELU_ALPHA, SELU_SCALE, SQRT_2_OVER_PI
 from ..tensor import Tensor
-from .registry import Choices, OpSpec, Param, by_storage, op, run
+from .registry import Choices, OpSpec, Param, by_storage, composed, op, run
 from .verify import CR16, Order, Split, Variant, Verify, in_operand_dtype
 
 
@@ -515,12 +515,12 @@ activation("threshold", "S", NUMERIC, _threshold,
 
 
 # ---------------------------------------------------------------- compositions over views
-_GLU2 = OpSpec("glu", 2, "F", ALL, by_storage(_glu, _glu_16), family="activations", operand_names=("input[first half]",
-                                                                                "input[second half]"),
-               order=GLU_ORDER, fast32=fast.GLU)
-_SILU_AND_MUL2 = OpSpec("silu_and_mul", 2, "F", ALL, by_storage(_swiglu, _swiglu_16), family="activations",
-                        operand_names=("input[..., :d]", "input[..., d:]"), order=GATED_SILU_ORDER,
-                        fast32=fast.SWIGLU)
+_GLU2 = composed(OpSpec("glu", 2, "F", ALL, by_storage(_glu, _glu_16), family="activations",
+                        operand_names=("input[first half]", "input[second half]"), order=GLU_ORDER,
+                        fast32=fast.GLU))
+_SILU_AND_MUL2 = composed(OpSpec("silu_and_mul", 2, "F", ALL, by_storage(_swiglu, _swiglu_16),
+                                 family="activations", operand_names=("input[..., :d]", "input[..., d:]"),
+                                 order=GATED_SILU_ORDER, fast32=fast.SWIGLU))
 
 
 def _halves(name, x, dim):
@@ -568,7 +568,7 @@ op("swiglu", 2, "F", ALL, by_storage(_swiglu, _swiglu_16), operand_names=("gate"
    # left out (H100, exhaustive profile)
    verify=Verify(correctly_rounded=CR16))
 
-_DROPOUT_COPY = OpSpec("dropout", 1, "S", ALL, _identity, family="activations", operand_names=("input",))
+_DROPOUT_COPY = composed(OpSpec("dropout", 1, "S", ALL, _identity, family="activations", operand_names=("input",)))
 
 
 def _dropout_compose(spec, operands, params, out):

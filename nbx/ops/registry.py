@@ -26,6 +26,9 @@ from ..tensor import Tensor
 from .verify import Verify
 
 OPS: dict[str, "OpSpec"] = {}
+# specs an op's composition launches without registering them (glu's two halves): listed so that
+# their float32 fast paths are probed with the registered ones
+COMPOSED: list["OpSpec"] = []
 
 
 
@@ -243,6 +246,12 @@ def op(name: str, arity: int, rule, dtypes, body, doc: str = "", **fields) -> Op
     name; its family is the declaring module's name (nbx/ops/<family>.py)."""
     family = _declaring_frame().f_globals["__name__"].rsplit(".", 1)[-1]
     return register(OpSpec(name, arity, rule, tuple(dtypes), body, doc=doc, family=family, **fields))
+
+
+def composed(spec: OpSpec) -> OpSpec:
+    """Record a spec that an op's compose function launches (not an op of its own: not in OPS)."""
+    COMPOSED.append(spec)
+    return spec
 
 
 def register(spec: OpSpec) -> OpSpec:

@@ -22,7 +22,7 @@ import triton.language as tl
 from nbx.kernels import launch
 from nbx.kernels.fast32.keys import hard_to_round
 from nbx.kernels.fastpath import FastPath
-from nbx.ops import OPS
+from nbx.ops import COMPOSED, OPS
 from nbx.ops.registry import OpSpec
 from nbx.tensor import empty, from_numpy
 
@@ -43,8 +43,9 @@ class Probe:
 
 
 def fast_paths(arity: int | None = None) -> list[Probe]:
-    """Every op and choice of its 'choice' parameters with a float32 fast path."""
-    return [Probe(spec, params, fast, exact) for spec in OPS.values()
+    """Every op (and every spec an op composes over) and choice of its 'choice' parameters with a
+    float32 fast path."""
+    return [Probe(spec, params, fast, exact) for spec in [*OPS.values(), *COMPOSED]
             if arity is None or spec.arity == arity
             for params, fast, exact in spec.fast32_variants()]
 
