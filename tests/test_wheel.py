@@ -105,3 +105,20 @@ def test_the_installed_kernels_settle_from_their_tables(installed, tmp_path):
             "print(hex(nbx.sigmoid(nbx.from_numpy(x)).numpy().view(np.uint32)[0]))")
     out = _run([py, "-c", code], cwd=tmp_path, env=env).stdout.split()
     assert out[0].startswith(str(purelib)) and out[1] == "0x3effffcf", out
+
+
+def test_the_installed_harness_fails_without_budgets(installed, tmp_path):
+    """A data folder with the bank and no budgets: `nbx run` and `nbx gate` both fail (exit 1) and
+    name the missing budgets file; nothing passes for want of a budget."""
+    py, nbx, env, purelib, _ = installed
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "reference_bank", data / "reference_bank")
+    env = {**env, "NBX_DATA": str(data)}
+    run = subprocess.run([str(nbx), "run", "--op", "exp", "--dtype", "float32", "--profile", "ci", "--suite", "bank",
+                          "--out", "here"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "gate: PASS" not in run.stdout and str(data / "reports" / "budgets") in run.stdout + run.stderr
+    gate = subprocess.run([str(nbx), "gate", "--report", "here"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert gate.returncode == 1 and str(data / "reports" / "budgets") in gate.stdout + gate.stderr, \
+        gate.stdout + gate.stderr
