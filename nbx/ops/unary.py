@@ -148,10 +148,13 @@ unary("acos", "F", ALL, m.acos, "acos(x), float math (rule F): integers and bool
 unary("atan", "F", ALL, m.atan, "atan(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))
 unary("asinh", "F", ALL, m.asinh, "asinh(x), float math (rule F): integers and bool compute in float32.",
+      fast32=log.ASINH,
       verify=Verify(correctly_rounded=CR16))
 unary("acosh", "F", ALL, m.acosh, "acosh(x), float math (rule F): integers and bool compute in float32.",
+      fast32=log.ACOSH,
       verify=Verify(correctly_rounded=CR16))
 unary("atanh", "F", ALL, m.atanh, "atanh(x), float math (rule F): integers and bool compute in float32.",
+      fast32=log.ATANH,
       verify=Verify(correctly_rounded=CR16))
 unary("cbrt", "F", ALL, m.cbrt, "cbrt(x), float math (rule F): integers and bool compute in float32.",
       verify=Verify(correctly_rounded=CR16))

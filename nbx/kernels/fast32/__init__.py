@@ -5,7 +5,8 @@ specs hold (nbx/ops/*.py: `fast32=`):
     poly.py     fitted coefficients (coefficients.json, from tools/fit_fast32.py), kernel parameters, Horner
     reduce.py   range reduction by pi/2
     trig.py     sin, cos, tan              (SIN, COS, TAN)
-    log.py      log from a table; log2, log10 from it   (LOG, LOG2, LOG10)
+    log.py      log from a table; log2, log10, log1p from it; asinh, acosh, atanh as log1p of
+                exact arguments   (LOG, LOG2, LOG10, LOG1P, ASINH, ACOSH, ATANH)
     exp.py      exp and expm1 cores from a table; expm1, tanh, sinh, cosh   (EXPM1, TANH, SINH, COSH)
     activations.py  sigmoid, silu, mish, selu, gelu's tanh form on exp.py's cores; the gates of glu
                 and swiglu (silu_and_mul) on libdevice's exp

@@ -16,6 +16,7 @@ from triton.language.extra.cuda import libdevice
 
 from .. import math as kernel_math
 from ..fastpath import FastPath
+from .divide import flip_sign, quotient
 from .keys import HARD_K, subnormal_or_nan
 from .poly import coefficients
 from .reduce import MAGIC
@@ -102,11 +103,14 @@ def log_core64(z, tab):
 
 @triton.jit
 def log1p_core64(a, tab):
-    """log1p(a) within 2^-51 relative for float64 a in [0, 1] (or NaN): a - a^2/2 + a^3/3 below
-    2^-20 (the next term is 2^-62 of it), else log z + c/z with z = 1 + a rounded and c = a - (z - 1)
-    its exact rounding error (Fast2Sum: 1 >= a), c/z through the hardware's ~2^-20 reciprocal."""
-    z = 1.0 + a
-    c = a - (z - 1.0)
+    """log1p(a) within 2^-51 relative for float64 a >= 0 (or NaN): a - a^2/2 + a^3/3 below 2^-20
+    (the next term is 2^-62 of it), else log z + c/z with z = 1 + a rounded and c its exact rounding
+    error (Fast2Sum of max(a, 1) and min(a, 1)), c/z through the hardware's ~2^-20 reciprocal (c/z
+    is below 2^-53 of z, and log z >= 2^-20 where it is used)."""
+    hi = tl.maximum(a, 1.0)
+    lo = tl.minimum(a, 1.0)
+    z = hi + lo
+    c = lo - (z - hi)
     big = log_core64(z, tab) + c * libdevice.rcp64h(z)
     return tl.where(a < SMALL, a * (1.0 + a * (-0.5 + a * 0.3333333333333333)), big)
 
@@ -123,3 +127,47 @@ def log1p(x, tab):
 
 
 LOG1P = FastPath(log1p, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log1p)
+
+
+# The inverse hyperbolic functions through log1p_core64, on a = |x| (odd ones take x's sign back):
+#     asinh a = log1p(a + a^2 / (1 + sqrt(1 + a^2)))
+#     acosh x = log1p(t + sqrt(t (2 + t))),  t = x - 1
+#     atanh a = log1p(2a / (1 - a)) / 2
+# a^2, x - 1, 2 + t, t (2 + t) and 1 - a are exact in float64 for float32 a and x (48, 24, 26, 50
+# and 24 bits); each sum, sqrt and quotient rounds once, so log1p's argument is within ~2^-51.5 of
+# the exact one, and log1p's relative condition number w / ((1 + w) log1p w) is at most 1: the
+# values are within 2^-50 of the exact ones, inside K = 256 (E = 2^-45). No step cancels: every
+# term is non-negative. A subnormal x (asinh, atanh: the result is x, subnormal), the domain's
+# edges (acosh below 1, atanh at and beyond 1: NaN or inf), inf and NaN take the exact path.
+
+
+@triton.jit
+def asinh(x, tab):
+    """x float32 -> (float64 asinh(x), outside: subnormal, inf, NaN). -0 gives -0."""
+    w = x.to(tl.float64)
+    a = tl.abs(w)
+    q = a * a
+    y = log1p_core64(a + quotient(q, 1.0 + libdevice.sqrt(1.0 + q)), tab)
+    return flip_sign(y, w < 0), subnormal_or_nan(x) | (a == float("inf"))
+
+
+@triton.jit
+def acosh(x, tab):
+    """x float32 -> (float64 acosh(x), outside: below 1, inf, NaN). acosh(1) = +0."""
+    t = x.to(tl.float64) - 1.0
+    y = log1p_core64(t + libdevice.sqrt(t * (2.0 + t)), tab)
+    return y, ~((x >= 1.0) & (x < float("inf")))
+
+
+@triton.jit
+def atanh(x, tab):
+    """x float32 -> (float64 atanh(x), outside: |x| >= 1, subnormal, NaN). -0 gives -0."""
+    w = x.to(tl.float64)
+    a = tl.abs(w)
+    y = log1p_core64(quotient(a + a, 1.0 - a), tab) * 0.5
+    return flip_sign(y, w < 0), subnormal_or_nan(x) | ~(a < 1.0)
+
+
+ASINH = FastPath(asinh, table=LOG_TABLE, k=HARD_K, reference=kernel_math.asinh)
+ACOSH = FastPath(acosh, table=LOG_TABLE, k=HARD_K, reference=kernel_math.acosh)
+ATANH = FastPath(atanh, table=LOG_TABLE, k=HARD_K, reference=kernel_math.atanh)
