@@ -125,5 +125,8 @@ def extra_info() -> dict:
 
 
 def install_libdevice() -> None:
-    from .interpreter_libdevice import install
-    install()
+    """libdevice answered by numpy, and the interpreter's per-launch costs that change no result
+    skipped (interpreter_launch.py)."""
+    from . import interpreter_launch, interpreter_libdevice
+    interpreter_libdevice.install()
+    interpreter_launch.install()
