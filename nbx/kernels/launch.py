@@ -173,7 +173,8 @@ class LaunchConfig:
     store_first: honour FastPath.store_first (False: every fast path stores after its reduction).
     piece: elements per piece of the exact path (0: PIECE).
     piece_mask: force the flat kernel's piece mask on (True) or off (False); None: the fast path's.
-    block: the flat kernel's tile on CUDA for every fast path (0: each one's own).
+    block: the flat kernel's tile for every fast path (0: each one's own on CUDA, 2^16 elements on
+        the interpreter).
     options: Triton launch options on CUDA, over the fast path's own."""
     fast: bool = True
     flat: bool = True
@@ -282,7 +283,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
                        and not any(t._storage is out._storage for t in inputs))
         if config.flat and _flat(plan, params, fault):
             block = config.block or fast.block
-            if backend.IS_CUDA and block:
+            if block and (backend.IS_CUDA or config.block):
                 block_c = block
                 n_tiles = triton.cdiv(plan.C, block_c)
                 piece_c, n_pieces = _pieces(1, block_c, config.piece)

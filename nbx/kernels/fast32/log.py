@@ -16,7 +16,8 @@ from triton.language.extra.cuda import libdevice
 
 from .. import math as kernel_math
 from ..fastpath import FastPath
-from .divide import flip_sign, quotient
+from .divide import quotient
+from .exp import with_sign_of
 from .keys import HARD_K, subnormal_or_nan
 from .poly import coefficients
 from .reduce import MAGIC
@@ -105,10 +106,10 @@ def log_core64(z, tab):
 def log1p_core64(a, tab):
     """log1p(a) within 2^-51 relative for float64 a >= 0 (or NaN): a - a^2/2 + a^3/3 below 2^-20
     (the next term is 2^-62 of it), else log z + c/z with z = 1 + a rounded and c its exact rounding
-    error (Fast2Sum of max(a, 1) and min(a, 1)), c/z through the hardware's ~2^-20 reciprocal (c/z
+    error (Fast2Sum of max(a, 1) and min(a, 1), both NaN for a NaN a), c/z through the hardware's ~2^-20 reciprocal (c/z
     is below 2^-53 of z, and log z >= 2^-20 where it is used)."""
-    hi = tl.maximum(a, 1.0)
-    lo = tl.minimum(a, 1.0)
+    hi = tl.maximum(a, 1.0, propagate_nan=tl.PropagateNan.ALL)
+    lo = tl.minimum(a, 1.0, propagate_nan=tl.PropagateNan.ALL)
     z = hi + lo
     c = lo - (z - hi)
     big = log_core64(z, tab) + c * libdevice.rcp64h(z)
@@ -143,12 +144,13 @@ LOG1P = FastPath(log1p, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log1p)
 
 @triton.jit
 def asinh(x, tab):
-    """x float32 -> (float64 asinh(x), outside: subnormal, inf, NaN). -0 gives -0."""
+    """x float32 -> (float64 asinh(x), outside: subnormal, inf, NaN). x's sign bit is copied onto
+    asinh|x| >= 0, so -0 gives -0."""
     w = x.to(tl.float64)
     a = tl.abs(w)
     q = a * a
     y = log1p_core64(a + quotient(q, 1.0 + libdevice.sqrt(1.0 + q)), tab)
-    return flip_sign(y, w < 0), subnormal_or_nan(x) | (a == float("inf"))
+    return with_sign_of(y, x), subnormal_or_nan(x) | (a == float("inf"))
 
 
 @triton.jit
@@ -161,11 +163,12 @@ def acosh(x, tab):
 
 @triton.jit
 def atanh(x, tab):
-    """x float32 -> (float64 atanh(x), outside: |x| >= 1, subnormal, NaN). -0 gives -0."""
+    """x float32 -> (float64 atanh(x), outside: |x| >= 1, subnormal, NaN). x's sign bit is copied
+    onto atanh|x| >= 0, so -0 gives -0."""
     w = x.to(tl.float64)
     a = tl.abs(w)
     y = log1p_core64(quotient(a + a, 1.0 - a), tab) * 0.5
-    return flip_sign(y, w < 0), subnormal_or_nan(x) | ~(a < 1.0)
+    return with_sign_of(y, x), subnormal_or_nan(x) | ~(a < 1.0)
 
 
 ASINH = FastPath(asinh, table=LOG_TABLE, k=HARD_K, reference=kernel_math.asinh)
