@@ -6,7 +6,7 @@ import triton.language as tl
 
 from ..dtype import ALL, DTYPES, as_dtype, bfloat16, float16, float32, int16, int32, uint8
 from .registry import Param, Select, Typing, compute_dtype, op
-from .verify import CR16, F32, BigCase, Variant, Verify, bits_of
+from .verify import CR16, BigCase, Variant, Verify, bits_of
 
 PI = tl.constexpr(math.pi)
 
@@ -69,10 +69,14 @@ op("to", 1, _to_typing, ALL, _identity,
        "Float to integer: truncate toward zero; out of range saturates and NaN gives 0 (nbx's "
        "definition; ATen leaves it undefined). Integer to narrower integer wraps. Anything to "
        "bool: x != 0 (NaN -> True).",
-   # every target dtype from every source: a sweep each rather than all 2^16 inputs
+   # every target dtype from every source: a sweep each rather than all 2^16 inputs. A cast from a
+   # 16-bit float is exact or one rounding: the exhaustive profile's sweep of a 16-bit source is
+   # every input, and each of the 20 casts from float16 and bfloat16 misrounds 0 of 65,536 (max
+   # 0.5 ulp; interpreter, `nbx run --op to --dtype float16 --dtype bfloat16 --suite sweep
+   # --profile exhaustive`)
    verify=Verify(variants=tuple(Variant({"dtype": d.name}) for d in ALL), measure_default=False,
                  exhaustive16=False, ci_rank8="unary whose result dtype is a parameter (casts)",
-                 correctly_rounded=F32))
+                 correctly_rounded=CR16))
 
 
 def _nan_to_num_params(params, t):
