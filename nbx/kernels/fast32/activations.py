@@ -1,5 +1,6 @@
-"""The activations' float32 fast paths on exp.py's cores: sigmoid, silu, mish, selu, gelu (tanh form),
-log_sigmoid (with log.py's log1p core); hardswish; the binary gates glu and swiglu (silu_and_mul).
+"""The activations' float32 fast paths on exp.py's cores: sigmoid, silu, mish, selu, gelu (tanh form;
+erf form on erfc.py's rational), log_sigmoid (with log.py's log1p core); hardswish; the binary gates
+glu and swiglu (silu_and_mul).
 
 With e = exp(-|x|) in [2^-1010, 1] (the argument clamped to -700: below x = -104 sigmoid rounds
 to +0, and a clamped e/(1 + e) < 2^-151 rounds there too; keys.subnormal_hard judges the
@@ -11,13 +12,19 @@ subnormal results):
               1.0 in float64, and x q / (q + 2) = x exactly, as mish rounds)
     selu x    = SCALE x (x > 0), SCALE ALPHA expm1(x) (x <= 0, clamped to -200)
     gelu x    = x / (1 + exp(-2u)),  u = x (C1 + C2 x^2), C1 = sqrt(2/pi), C2 = 0.044715 C1
+    gelu x    = x h (x < 0), x (1 - h) (x >= 0), h = erfc(|x|/sqrt2) / 2 = exp(-x^2/2) P(|x|) / Q(|x|)
+              (approximate='none'; erfc.py: x^2/2 exact, h <= 1/2 so 1 - h does not cancel)
     log_sigmoid x = min(x, 0) - log1p(e), log.py's log1p core (two non-positive terms)
     hardswish x = x (x + 3) / 6, a product by 1/6 (the exact body corrects it and rounds to odd)
     glu(a, b) = a n_b / (1 + e_b), swiglu(g, u) = g u n_g / (1 + e_g), e by libdevice's exp
 No step cancels; each value is within 2^-49.5 of the exact one, so K = 256 (E = 2^-45) holds with
 room 11, except gelu's: u carries ~3.5 float64 ulps and exp(-2u) multiplies them by 2|u|, up to ~90
 where the result is still normal (x >= -12), 2^-44.7 in all: K = 2048 (E = 2^-42), and a flagged
-tile recomputes only its pieces that hold a hard element.
+tile recomputes only its pieces that hold a hard element. gelu's erf form is within 2^-49.4 of its
+exact body on the interpreter's samples (K = 256); its results are subnormal for x in [-14.356,
+-13.146] and for |x| < 2^-125 (x/2 a tie of the subnormal grid at odd x, which falls back), and
+from x = -14.4375 (clamped there, -inf too) gelu is -2^-151.7 or nearer 0 and rounds to -0.
+44 float64 instructions per element on sm_90.
 """
 import numpy as np
 import triton
@@ -27,6 +34,7 @@ from triton.language.extra.cuda import libdevice
 from .. import math as kernel_math
 from ..fastpath import FastPath
 from .divide import quotient
+from .erfc import GELU_ERF_P, GELU_ERF_Q, erfc_abs
 from .exp import EXP_MAX_ARG, EXP_TABLE, EXPM1_LOW, clamp, exp_core, expm1_core
 from .keys import HARD_K, subnormal_hard, subnormal_or_nan
 from .log import LOG_TABLE, log1p_core64
@@ -45,6 +53,7 @@ INV6 = tl.constexpr(1.0 / 6.0)                 # within 2^-54 relative: hardswis
 EXP_LOG_TABLE = np.concatenate([EXP_TABLE, LOG_TABLE])
 LOG_OFFSET = tl.constexpr(len(EXP_TABLE))
 GELU_TANH_K = tl.constexpr(2048)
+GELU_ERF_CLAMP = tl.constexpr(14.4375)         # gelu(-14.4375) = -2^-151.7 rounds to -0
 
 
 @triton.jit
@@ -99,6 +108,20 @@ def gelu_tanh(x, tab):
     e = exp_core(clamp(u * -2.0, EXP_MAX_ARG * -1.0, EXP_MAX_ARG), tab)
     y = quotient(tl.maximum(w, -1.0e4, propagate_nan=tl.PropagateNan.ALL), 1.0 + e)
     return y, subnormal_hard(y, GELU_TANH_K)
+
+
+@triton.jit
+def gelu_erf(x, tab):
+    """x float32, tab = EXP_TABLE -> (float64 gelu(x) = x erfc(-x/sqrt2) / 2, hard: NaN and subnormal
+    results near a boundary). x clamped below at -GELU_ERF_CLAMP: -inf gives -0; +inf gives inf
+    (1 - h = 1); -0 gives -0 (1 - h = 1/2). Near 0, x/2 + x^2/sqrt(2 pi) + O(x^4) keeps the
+    rational's relative error: the exact body's x/2 + x^2/sqrt(2 pi) rounded to odd (below |x| =
+    2^-30) is within 2^-52 of it."""
+    w = tl.maximum(x, GELU_ERF_CLAMP * -1.0, propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
+    a = tl.minimum(tl.abs(w), GELU_ERF_CLAMP)
+    h = erfc_abs(a, a * (a * -0.5), tab, GELU_ERF_P, GELU_ERF_Q)
+    y = w * tl.where(x < 0, h, 1.0 - h)
+    return y, subnormal_hard(y, HARD_K)
 
 
 @triton.jit
