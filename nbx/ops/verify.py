@@ -158,7 +158,10 @@ F32 = (float32,)
 # of each: 0 misrounded on the H200 (reports/h200/exhaustive-20261204.md, call G). The unary
 # selections, predicates and the bf16 -> fp16 cast (copy, nan_to_num, threshold, clamp, dropout,
 # logical_not, isfinite, isinf, isnan, signbit, bf16_to_fp16: exact, or one rounding): every 16-bit
-# input, 0 wrong on the interpreter (`nbx run --suite exhaustive16 --profile nightly`).
+# input, 0 wrong on the interpreter (`nbx run --suite exhaustive16 --profile nightly`). The
+# comparisons, logical_and/or/xor, where, masked_fill and floor_divide: every 16-bit operand pair
+# (2^24 stratified triples for the selections), 0 wrong or misrounded on the H200 (the exhaustive
+# profile at df60a2a, reports/h200/exhaustive-20261206.md); `to` from a 16-bit float: every input.
 CR16 = (float32, float16, bfloat16)
 # float16 and bfloat16 results rounded once from a float64 value (registry.float_math_dtype: rule F
 # computes them in float64; math.fma, math.pow and addcdiv return their float64 value rounded to
