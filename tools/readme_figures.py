@@ -1,12 +1,15 @@
-"""Print the README's figures: one table per op family, read from two committed H200 reports.
+"""Print the README's figures: one table per op family, read from committed H200 reports.
 
-Usage: python3 tools/readme_figures.py [--check README] [EXHAUSTIVE_REPORT GPU_CHECK_REPORT]
+Usage: python3 tools/readme_figures.py [--check README] [EXHAUSTIVE_REPORT GPU_CHECK_REPORT [PEERS_REPORT]]
 
 The precision columns come from the last per-op table of an exhaustive report (every float32 input,
 every 16-bit operand pair, 2^32 stratified float32 tuples, decided on the device, nbx and torch on
 the same inputs); the bandwidth column from the bandwidth table of a gpu-check report
-(`bench/elementwise.py`, 2^28 float32, fraction of a device copy). The heading line names each
-report's path, machine, backend, commit and date as the reports state them. Ops are grouped by their
+(`bench/elementwise.py`, 2^28 float32, fraction of a device copy). An exhaustive run of nbx alone
+(torch's columns "-") takes torch's figures from a peers report whose per-op table measured torch
+on the same inputs (the profile's inputs are fixed: every input, or the seeded stratified tuples),
+matched by op, dtype and suite. The heading line names each report's path, machine, backend,
+commit and date as the reports state them. Ops are grouped by their
 spec's family (`nbx.OPS[op].family`). What is printed is the README's "## Figures" section, less its
 title; tests/test_readme_figures.py holds the README to it, and --check exits 1 when README differs.
 """
@@ -19,8 +22,9 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXHAUSTIVE = "reports/h200/exhaustive-20261204.md"
+EXHAUSTIVE = "reports/h200/exhaustive-20261206.md"
 GPU_CHECK = "reports/h200/gpu-check-20261204.md"
+PEERS = "reports/h200/exhaustive-20261204.md"
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 FAMILIES = ("unary", "activations", "arithmetic", "binary_math", "ternary", "compare", "logical",
             "bitwise", "convert")
@@ -108,15 +112,33 @@ def _span(values: list[float]) -> str:
     return f"{lo:.2f}" if lo == hi else f"{lo:.2f}-{hi:.2f}"
 
 
-def figures(exhaustive: Path, gpu_check: Path) -> str:
+def _with_peers(rows: list[dict[str, str]], peers: list[dict[str, str]]) -> list[dict[str, str]]:
+    """rows whose torch cells are "-" given the peers table's torch cells (same op, dtype, suite)."""
+    theirs = {(r["op"], r["dtype"], r["suite"]): r for r in peers}
+    out = []
+    for r in rows:
+        p = theirs.get((r["op"], r["dtype"], r["suite"]))
+        if r["torch misrounded"] == "-" and p is not None:
+            r = {**r, **{k: p[k] for k in ("torch misrounded", "torch specials", "torch max ulp")}}
+        out.append(r)
+    return out
+
+
+def figures(exhaustive: Path, gpu_check: Path, peers: Path | None = None) -> str:
     import nbx
 
     ex_from, rows = read_exhaustive(exhaustive)
     bw_from, fractions = read_bandwidth(gpu_check)
+    heading = (f"### {ex_from['machine']} ({ex_from['backend']}): `{exhaustive.relative_to(ROOT)}` "
+               f"(commit {ex_from['commit']}, {ex_from['date']}) and `{gpu_check.relative_to(ROOT)}` "
+               f"(commit {bw_from['commit']}, {bw_from['date']})")
+    if peers is not None:
+        peers_from, peer_rows = read_exhaustive(peers)
+        rows = _with_peers(rows, peer_rows)
+        heading += (f"; torch: `{peers.relative_to(ROOT)}` (commit {peers_from['commit']}, "
+                    f"{peers_from['date']}, the same inputs)")
     lines = [
-        f"### {ex_from['machine']} ({ex_from['backend']}): `{exhaustive.relative_to(ROOT)}` "
-        f"(commit {ex_from['commit']}, {ex_from['date']}) and `{gpu_check.relative_to(ROOT)}` "
-        f"(commit {bw_from['commit']}, {bw_from['date']})",
+        heading,
         "",
         "| family (ops) | jobs, dtypes | inputs | nbx: not correctly rounded "
         "| torch: not correctly rounded | bandwidth, of copy |",
@@ -148,11 +170,10 @@ def figures(exhaustive: Path, gpu_check: Path) -> str:
                      f"| {_span([v for c, v in fractions.items() if ' ' in c])} |")
     note = ("A job is one op, variant and dtype over every input the exhaustive profile gives it (`make "
             "gpu-exhaustive`, value suites); \"not correctly rounded\" counts misrounded results, wrong "
-            "exact results and special mismatches, and nbx's lie where the op declares it does not round "
-            "correctly (torch's include its casts of float32 to integers, which wrap where nbx "
+            "exact results and special mismatches (torch's include its casts of float32 to integers, which wrap where nbx "
             "saturates); bandwidth is `bench/elementwise.py` on 2^28 float32 elements (int32 binary ops "
             "left out: it passes one tensor as both operands). `python3 tools/readme_figures.py` prints "
-            "this section from the two reports named above.")
+            "this section from the reports named above.")
     lines += [""] + textwrap.wrap(note, 100, break_on_hyphens=False)
     return "\n".join(lines) + "\n"
 
@@ -167,14 +188,14 @@ def readme_section(readme: Path) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="*",
-                        help=f"EXHAUSTIVE GPU_CHECK (default {EXHAUSTIVE} {GPU_CHECK})")
+                        help=f"EXHAUSTIVE GPU_CHECK [PEERS] (default {EXHAUSTIVE} {GPU_CHECK} {PEERS})")
     parser.add_argument("--check", metavar="README", help="exit 1 if README's table differs from the output")
     args = parser.parse_args(argv)
-    if args.reports and len(args.reports) != 2:
-        parser.error("name both reports, or neither")
-    named = args.reports or (ROOT / EXHAUSTIVE, ROOT / GPU_CHECK)
-    exhaustive, gpu_check = (Path(p).resolve() for p in named)
-    out = figures(exhaustive, gpu_check)
+    if args.reports and len(args.reports) not in (2, 3):
+        parser.error("name two or three reports, or none")
+    named = args.reports or (ROOT / EXHAUSTIVE, ROOT / GPU_CHECK, ROOT / PEERS)
+    paths = [Path(p).resolve() for p in named]
+    out = figures(*paths)
     if args.check:
         if readme_section(Path(args.check)).rstrip("\n") + "\n" != out:
             print(f"{args.check}'s figures differ from tools/readme_figures.py's output:\n{out}")
