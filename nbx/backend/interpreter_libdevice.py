@@ -102,13 +102,16 @@ def _fma(a, b, c):
     plain = ~(np.isfinite(p) & np.isfinite(e) & np.isfinite(c)) | (out == 0)
     out = np.where(plain, p + c, out)
     # a finite product beyond float64's range: the hardware adds it exactly, so an infinite c stays
-    # c and a cancelling c brings the sum back in range. At 2^-2 the product is in range again;
-    # halving a and b is exact (|a b| >= 2^1024 needs |a|, |b| >= 1), quartering c loses bits only
-    # below 2^-1020, some 2000 binades under the sum's rounding.
+    # c and a cancelling c brings the sum back in range. a and b taken at 2^-s each (exact: the
+    # exponent of a 2^-s is at least (e_a - e_b + 1019)/2 >= -2) and c at 2^-2s put the product
+    # below 2^1021 in one step; c loses bits only below 2^(2s - 1074) <= 2^-46, where the exact sum
+    # (a multiple of 2^900 or more) has none.
     big = np.isinf(p) & np.isfinite(a) & np.isfinite(b)
     if np.any(big):
-        scaled = 4.0 * _fma(a[big] * 0.5, b[big] * 0.5, c[big] * 0.25)
-        out[big] = np.where(np.isinf(c[big]), c[big], scaled)
+        ab, bb, cb = a[big], b[big], c[big]
+        s = (np.frexp(ab)[1] + np.frexp(bb)[1] - 1019) // 2
+        scaled = np.ldexp(_fma(np.ldexp(ab, -s), np.ldexp(bb, -s), np.ldexp(cb, -2 * s)), 2 * s)
+        out[big] = np.where(np.isinf(cb), cb, scaled)
     return out
 
 
