@@ -1,11 +1,12 @@
 """The nightly's measuring two ways, in the same session on the same machine: the shell loop that
 `make report` ran before (N background `nbx run --shard i/N` processes, each a static slice of the
 job list, then `nbx report merge`) against one `nbx run --jobs N` (a pool taking the next job,
-costliest first). Prints the wall time of each, their ratio, and whether every figure of every
-measurement agrees (wall times aside). Neither the bank check nor the fuzz test is timed: both
-are the same either way.
+costliest first), and with --ray one `nbx run --executor ray --jobs N` too (a local Ray cluster;
+on CUDA each task takes 1/N of the GPU). Prints the wall time of each, their ratio, and whether
+every figure of every measurement agrees (wall times aside). Neither the bank check nor the fuzz
+test is timed: both are the same either way.
 
-Usage: PYTHONPATH=$PWD python3 bench/executor.py [--jobs 2] [--profile nightly] [--op OP ...] [--full]
+Usage: PYTHONPATH=$PWD python3 bench/executor.py [--jobs 2] [--profile nightly] [--op OP ...] [--full] [--ray]
 (default: the nightly on the ops of OPS, a tenth of its jobs; --full: every op)
 """
 from __future__ import annotations
@@ -49,10 +50,11 @@ def shell_loop(n: int, select: list, work: Path) -> float:
     return time.perf_counter() - start
 
 
-def pool(n: int, select: list, work: Path) -> float:
+def pool(n: int, select: list, work: Path, executor: str = "pool") -> float:
+    """One nbx run on n workers of the executor; its report in work/<executor>."""
     start = time.perf_counter()
-    _wait([_nbx("run", *select, "--jobs", str(n), "--out", str(work / "pool"), "--progress", "lines",
-                log=work / "pool.log")], "nbx run --jobs")
+    _wait([_nbx("run", *select, "--jobs", str(n), "--executor", executor, "--out", str(work / executor),
+                "--progress", "lines", log=work / f"{executor}.log")], f"nbx run --executor {executor}")
     return time.perf_counter() - start
 
 
@@ -69,6 +71,7 @@ def main() -> int:
     ap.add_argument("--profile", default="nightly")
     ap.add_argument("--op", action="append", help="the ops (default: OPS; --full: every op)")
     ap.add_argument("--full", action="store_true", help="every op: the whole nightly")
+    ap.add_argument("--ray", action="store_true", help="also through --executor ray (needs nbx[ray])")
     a = ap.parse_args()
     ops = [] if a.full else (a.op or list(OPS))
     select = ["--profile", a.profile, "--history", "/nonexistent"] + [x for o in ops for x in ("--op", o)]
@@ -77,13 +80,17 @@ def main() -> int:
         loop_s = shell_loop(a.jobs, select, work)
         pool_s = pool(a.jobs, select, work)
         same = _figures(work / "merged") == _figures(work / "pool")
+        ray_s = pool(a.jobs, select, work, "ray") if a.ray else None
+        same_ray = ray_s is None or _figures(work / "ray") == _figures(work / "pool")
         jobs = len(json.loads((work / "pool" / "report.json").read_text())["measurements"])
     what = "every op" if a.full else f"{len(ops)} ops"
     print(f"nbx run --profile {a.profile}, {what} ({jobs} jobs), {os.cpu_count()} cores, {a.jobs} processes:")
     print(f"  shell loop ({a.jobs} shards + merge): {loop_s:7.1f} s")
     print(f"  nbx run --jobs {a.jobs}:               {pool_s:7.1f} s   ({pool_s / loop_s:.2f} of the loop's time)")
-    print(f"  figures identical: {'yes' if same else 'NO'}")
-    return 0 if same else 1
+    if ray_s is not None:
+        print(f"  nbx run --executor ray --jobs {a.jobs}: {ray_s:7.1f} s   ({ray_s / loop_s:.2f} of the loop's time)")
+    print(f"  figures identical: {'yes' if same and same_ray else 'NO'}")
+    return 0 if same and same_ray else 1
 
 
 if __name__ == "__main__":
