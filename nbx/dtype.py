@@ -6,6 +6,7 @@ kernel directly. Host arrays of bfloat16 use `ml_dtypes.bfloat16`.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -47,7 +48,7 @@ class DType:
     def bits(self) -> int:
         return 8 * self.itemsize
 
-    @property
+    @functools.cached_property           # read per element by the case generators and scorers
     def min(self):
         """Smallest finite value (Python int for integers, float for floats, False for bool)."""
         if self.is_bool:
@@ -55,7 +56,7 @@ class DType:
         info = np.iinfo(self.np) if self.is_int else ml_dtypes.finfo(self.np)
         return int(info.min) if self.is_int else float(info.min)
 
-    @property
+    @functools.cached_property
     def max(self):
         if self.is_bool:
             return True
