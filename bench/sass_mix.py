@@ -32,7 +32,8 @@ _pkg = types.ModuleType("nbx_sm90")
 _pkg.__path__ = [NBX]
 sys.modules[_pkg.__name__] = _pkg
 _backend = types.ModuleType("nbx_sm90.backend")
-_backend.IS_CUDA, _backend.active = True, None
+_backend.IS_CUDA, _backend.active = True, types.SimpleNamespace(install_triton_driver=lambda: None)
+_backend.__path__ = [os.path.join(NBX, "backend")]      # its submodules (dlpack) import as they are
 sys.modules[_backend.__name__] = _backend
 OPS = importlib.import_module("nbx_sm90.ops").OPS
 flat = importlib.import_module("nbx_sm90.kernels.flat")
