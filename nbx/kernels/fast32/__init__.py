@@ -8,9 +8,11 @@ specs hold (nbx/ops/*.py: `fast32=`):
     log.py      log from a table; log2, log10, log1p from it; asinh, acosh, atanh as log1p of
                 exact arguments   (LOG, LOG2, LOG10, LOG1P, ASINH, ACOSH, ATANH)
     exp.py      exp and expm1 cores from a table; expm1, tanh, sinh, cosh   (EXPM1, TANH, SINH, COSH)
-    activations.py  sigmoid, silu, mish, selu, gelu's tanh and erf forms on exp.py's cores; the gates
-                of glu and swiglu (silu_and_mul) on libdevice's exp
-                                (SIGMOID, SILU, MISH, SELU; gelu's records are on its spec)
+    activations.py  sigmoid, silu, mish, selu, gelu's tanh and erf forms on exp.py's cores,
+                log_sigmoid with log.py's unit log1p core, hardswish; the gates of glu and swiglu
+                (silu_and_mul) on libdevice's exp
+                                (SIGMOID, SILU, MISH, SELU, LOG_SIGMOID, HARDSWISH, GLU, SWIGLU;
+                                 gelu's records are on its spec)
     rsqrt.py    rsqrt                       (RSQRT)
     libm.py     libdevice's atan2 and pow, their settling deferred to the exact bodies (ATAN2, POW)
     erf.py      erf as one rational         (ERF)
