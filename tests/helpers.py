@@ -100,8 +100,10 @@ be.__path__ = [os.path.join(root, "nbx", "backend")]
 '''
 
 
-def run_sm90_script(tmp_path: Path, body: str, timeout: int = 1200) -> subprocess.CompletedProcess:
-    """SM90_STANDIN + body as a script in tmp_path, run with the checkout's root as its argument."""
+def run_sm90_script(tmp_path: Path, body: str, timeout: int = 1200, args=()) -> subprocess.CompletedProcess:
+    """SM90_STANDIN + body as a script in tmp_path, run with the checkout's root as its first
+    argument (sys.argv[1]) and args after it."""
     script = tmp_path / "compile_sm90.py"
     script.write_text(SM90_STANDIN + body)
-    return subprocess.run([sys.executable, str(script), str(REPO)], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, str(script), str(REPO), *args], capture_output=True, text=True,
+                          timeout=timeout)

@@ -7,6 +7,7 @@ Triton's own toolchain, in a process where nbx's backend is a stand-in that says
 that a kernel reading a plain global does fail there, so the check can fail. The score kernel is
 compiled too with every oracle that brings its own EXACT_AT or takes three operands, and so are the
 stratified float32 tuple generator (binary, ternary) and the gather and pack kernels."""
+import pytest
 from helpers import run_sm90_script
 
 SCRIPT = r'''
@@ -48,25 +49,27 @@ def score_compiles(d, got="*fp32", result=0):
                             "E": d.bound + 2.0 ** -52, "EXACT": d.k == 0, "P": 24, "EMIN": -126, "EMAX": 127,
                             "ZERO_SIGN": True, "CT": tl.float32, "RESULT": result, "BLOCK": 1024, "TILES": 64})
 
-bad = [label for label, d in device.DEVICE_ORACLES.items() if not compiles(d.fn, d.arity)]
+PART, PARTS = int(sys.argv[2]), int(sys.argv[3])     # this process compiles every PARTS-th kernel
+mine = lambda items: [v for i, v in enumerate(items) if i % PARTS == PART]
+bad = [label for label, d in mine(device.DEVICE_ORACLES.items()) if not compiles(d.fn, d.arity)]
 # the score kernel for every oracle with an EXACT_AT (its own jit code) or three operands, and one unary
-scored = [label for label, d in device.DEVICE_ORACLES.items()
-          if d.exact_at is not None or d.residual is not None or d.arity == 3] + ["exp"]
+scored = mine([label for label, d in device.DEVICE_ORACLES.items()
+               if d.exact_at is not None or d.residual is not None or d.arity == 3] + ["exp"])
 bad += [label + " (score)" for label in scored if not score_compiles(device.DEVICE_ORACLES[label])]
 # exact results: bool, integer and float64 (nbx/oracles/device/exact.py)
-for label, got, result in [("isnan", "*i1", 1), ("to:dtype=int64", "*i64", 1), ("to:dtype=uint8", "*u8", 1),
-                           ("to:dtype=float64", "*fp64", 2), ("to:dtype=float16", "*fp16", 0), ("eq", "*i1", 1)]:
+for label, got, result in mine([("isnan", "*i1", 1), ("to:dtype=int64", "*i64", 1), ("to:dtype=uint8", "*u8", 1),
+                           ("to:dtype=float64", "*fp64", 2), ("to:dtype=float16", "*fp16", 0), ("eq", "*i1", 1)]):
     if not score_compiles(device.DEVICE_ORACLES[label], got, result):
         bad.append(f"{label} (score, result {result})")
 
 # the stratified tuple generator (uint64 hashing, specials from constexpr tables), binary and ternary,
 # and the gather and pack kernels of the device paths
 TUPLES_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "start": "i64", "n": "i32", "key": "i64"}
-for arity in (2, 3):
+for arity in mine((2, 3)):
     if not kernel_compiles(stratified._tuples_kernel, TUPLES_SIG, {"N_IN": arity, "R": stratified.ROUND[arity],
                                                             "ENUM_N": stratified.ENUM[arity], "BLOCK": 1024}):
         bad.append(f"tuples{arity}")
-for ty in ("*fp32", "*bf16"):
+for ty in mine(("*fp32", "*bf16")):
     if not kernel_compiles(patterns._take_kernel, {"x_ptr": ty, "at_ptr": "*i64", "out_ptr": ty, "n": "i32"},
                            {"BLOCK": 1024}):
         bad.append(f"take {ty}")
@@ -81,8 +84,14 @@ print("plain global refused:", not compiles(_reads_a_plain_global))
 '''
 
 
-def test_every_device_oracle_compiles_for_sm90(tmp_path):
-    r = run_sm90_script(tmp_path, SCRIPT, timeout=600)
+PARTS = 2
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_every_device_oracle_compiles_for_sm90(tmp_path, part):
+    # every PARTS-th kernel in each of PARTS processes, so that xdist's workers share the 58 s of
+    # compilation a cold Triton cache costs (2-core machine)
+    r = run_sm90_script(tmp_path, SCRIPT, timeout=600, args=(str(part), str(PARTS)))
     assert r.returncode == 0, r.stderr[-3000:]
     assert "failed: []" in r.stdout, r.stdout[-3000:]
     assert "score kernels: " in r.stdout and "score kernels: 0" not in r.stdout, r.stdout[-3000:]
