@@ -29,22 +29,13 @@ from ..fastpath import FastPath
 from .divide import quotient
 from .exp import EXP_TABLE, exp_core
 from .keys import HARD_K, subnormal_hard
-from .poly import coefficients
+from .poly import coefficients, horner
 
 ERFC_CLAMP = tl.constexpr(10.25)               # erfc(10.25) = 2^-155.8 rounds to +0
 ERFC_P = tl.constexpr(coefficients("ERFC_P"))
 ERFC_Q = tl.constexpr(coefficients("ERFC_Q"))
 GELU_ERF_P = tl.constexpr(coefficients("GELU_ERF_P"))
 GELU_ERF_Q = tl.constexpr(coefficients("GELU_ERF_Q"))
-
-
-@triton.jit
-def horner(z, C: tl.constexpr, N: tl.constexpr):
-    """Horner's rule over the N >= 2 constant coefficients C (lowest degree first)."""
-    acc = z * C[N - 1] + C[N - 2]
-    for i in tl.static_range(N - 3, -1, -1):
-        acc = acc * z + C[i]
-    return acc
 
 
 @triton.jit

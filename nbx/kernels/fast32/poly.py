@@ -48,6 +48,16 @@ def horner6(z, c0, c1, c2, c3, c4, c5):
 
 
 @triton.jit
+def horner(z, C: tl.constexpr, N: tl.constexpr):
+    """Horner's rule over the N >= 2 constant coefficients C (a constexpr tuple, lowest degree
+    first), as hornerp over kernel parameters."""
+    acc = z * C[N - 1] + C[N - 2]
+    for i in tl.static_range(N - 3, -1, -1):
+        acc = acc * z + C[i]
+    return acc
+
+
+@triton.jit
 def hornerp(z, c, OFF: tl.constexpr, N: tl.constexpr):
     """Horner's rule over the N parameters c[OFF] .. c[OFF + N - 1] (lowest degree first), N >= 2."""
     acc = z * param(c[OFF + N - 1]) + param(c[OFF + N - 2])
