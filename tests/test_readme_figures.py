@@ -25,7 +25,7 @@ def test_readme_figures_are_the_tools_output():
 def test_the_heading_names_each_report_with_machine_commit_and_date():
     heading = _tool().stdout.splitlines()[0]
     for part in ("NVIDIA H200", "cuda-sm90-triton3.6.0", "reports/h200/exhaustive-20261206.md",
-                 "reports/h200/gpu-check-20261204.md", "commit df60a2a", "commit 531da7e", "2026-12-06",
+                 "reports/h200/gpu-check-20261204.md", "commit 547c92e", "commit 531da7e", "2026-12-06",
                  "torch: `reports/h200/exhaustive-20261204.md` (commit 5adb55b, 2026-12-04, the same inputs)"):
         assert part in heading
 

@@ -230,7 +230,7 @@ binary("floor_divide", "P", NUMERIC, by_compute(_float_floor_divide, _int_floor_
        verify=Verify(roles={1: DIVISOR}, exact_float=True,
                      ci_rank8="binary with the fault flag (a zero divisor) and a float32 fast path",
                      # every float16 and bfloat16 operand pair, 0 misrounded, max 0.5 ulp (2^32 a
-                     # dtype; the H200's exhaustive profile at df60a2a)
+                     # dtype; the H200's exhaustive profile at 547c92e)
                      correctly_rounded=CR16))
 binary("remainder", "P", NUMERIC, by_compute(_float_remainder, _int_remainder),
        "Python's %: the sign of the divisor. Floats via fmod plus a sign fix (ATen); a zero result keeps the "

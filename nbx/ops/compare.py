@@ -44,7 +44,7 @@ def compare(name, body, doc, **kw):
 _TAIL = (" other, compared in the promoted dtype (an int64 tensor against an int scalar keeps every bit); "
          "NaN compares unequal to everything.")
 # A comparison of two 16-bit floats widened exactly is exact: every float16 and bfloat16 operand
-# pair of each, 0 wrong (2^32 a dtype; the H200's exhaustive profile at df60a2a,
+# pair of each, 0 wrong (2^32 a dtype; the H200's exhaustive profile at 547c92e,
 # reports/h200/exhaustive-20261206.md).
 compare("eq", _eq, "input ==" + _TAIL,
         verify=Verify(ci_rank8="binary with a bool result (rule B)", correctly_rounded=CR16))

@@ -33,7 +33,7 @@ def logical(name, arity, body, doc, **kw):
 
 
 # Exact: every float16 and bfloat16 operand pair of each, 0 wrong (2^32 a dtype; the H200's
-# exhaustive profile at df60a2a, reports/h200/exhaustive-20261206.md).
+# exhaustive profile at 547c92e, reports/h200/exhaustive-20261206.md).
 logical("logical_and", 2, _logical_and, "(input != 0) & (other != 0); any dtype in, bool out (NaN is true).",
         verify=Verify(correctly_rounded=CR16))
 logical("logical_or", 2, _logical_or, "(input != 0) | (other != 0); any dtype in, bool out (NaN is true).",

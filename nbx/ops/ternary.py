@@ -101,7 +101,7 @@ op("where", 3, _where_typing, ALL, _where,
    verify=Verify(roles={0: MASK},
                  ci_rank8="ternary with a bool condition and per-operand compute dtypes",
                  # a selection, exact: 2^24 stratified float16 and bfloat16 triples, 0 wrong (the
-                 # H200's exhaustive profile at df60a2a, reports/h200/exhaustive-20261206.md)
+                 # H200's exhaustive profile at 547c92e, reports/h200/exhaustive-20261206.md)
                  correctly_rounded=CR16))
 
 
@@ -128,7 +128,7 @@ op("masked_fill", 2, _masked_fill_typing, ALL, _masked_fill,
        "to the input's dtype (a float value for an integer input is an error).",
    verify=Verify(variants=(in_operand_dtype(value=1), in_operand_dtype(value=-2.5)), measure_default=False,
                  # a selection, exact: 2^24 stratified float16 and bfloat16 pairs of each value, 0
-                 # wrong (the H200's exhaustive profile at df60a2a)
+                 # wrong (the H200's exhaustive profile at 547c92e)
                  roles={1: MASK}, correctly_rounded=CR16))
 
 

@@ -161,7 +161,7 @@ F32 = (float32,)
 # input, 0 wrong on the interpreter (`nbx run --suite exhaustive16 --profile nightly`). The
 # comparisons, logical_and/or/xor, where, masked_fill and floor_divide: every 16-bit operand pair
 # (2^24 stratified triples for the selections), 0 wrong or misrounded on the H200 (the exhaustive
-# profile at df60a2a, reports/h200/exhaustive-20261206.md); `to` from a 16-bit float: every input.
+# profile at 547c92e, reports/h200/exhaustive-20261206.md); `to` from a 16-bit float: every input.
 CR16 = (float32, float16, bfloat16)
 # float16 and bfloat16 results rounded once from a float64 value (registry.float_math_dtype: rule F
 # computes them in float64; math.fma, math.pow and addcdiv return their float64 value rounded to
