@@ -44,7 +44,7 @@ from nbx.dtype import DTYPES
 from nbx.harness.inputs.cases import stratified
 from nbx.harness.targets.target import Target
 from nbx.kernels import launch
-from nbx.kernels.flat import apply_fast
+from nbx.kernels.flat import apply_fast, load_params
 from nbx.ops.verify import DIVISOR, EXPONENT, MASK
 from nbx.oracles import ORACLES
 
@@ -79,9 +79,16 @@ def in_domain(values: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 def fast_path(t: Target):
     """The FastPath a float32 launch of the target runs, or None."""
-    spec = t.spec
-    params = {**{p.name: p.default for p in spec.params}, **t.params}
-    return spec.select_fast32(params, t.typing())
+    return t.spec.select_fast32(_params(t), t.typing())
+
+
+def scalars(t: Target) -> list:
+    """The target's number parameters as its kernels take them (OpSpec.scalar_tensors)."""
+    return t.spec.scalar_tensors(_params(t), t.typing())
+
+
+def _params(t: Target) -> dict:
+    return {**{p.name: p.default for p in t.spec.params}, **t.params}
 
 
 # ---------------------------------------------------------------- values, as float64 or int64 blocks
@@ -140,8 +147,8 @@ def _as_operand(t: Target, i: int, values: np.ndarray) -> np.ndarray:
 
 
 @triton.jit
-def _hard_flags(flag, x0, x1, x2, n, tab, FAST: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr,
-                N_IN: tl.constexpr, BLOCK: tl.constexpr):
+def _hard_flags(flag, x0, x1, x2, n, p0, p1, p2, tab, FAST: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr,
+                N_IN: tl.constexpr, NP: tl.constexpr, BLOCK: tl.constexpr):
     """1 where the launcher's rounding test sends the element to the exact path (its key <= the
     window's threshold, keys.key_hard), else 0."""
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -153,13 +160,16 @@ def _hard_flags(flag, x0, x1, x2, n, tab, FAST: tl.constexpr, TAB: tl.constexpr,
         b = tl.load(x1 + i, mask=m, other=1.0)
     if N_IN > 2:
         c = tl.load(x2 + i, mask=m, other=1.0)
-    _, key = apply_fast(FAST, TAB, K, N_IN, a, b, c, tab)
+    q0, q1, q2 = load_params(p0, p1, p2, NP)
+    _, key = apply_fast(FAST, TAB, K, N_IN, NP, a, b, c, q0, q1, q2, tab)
     tl.store(flag + i, (key <= 16 * K - 2 ** 31).to(tl.int8), mask=m)
 
 
-def hard_flags(fast, arrays: list[np.ndarray]) -> np.ndarray:
-    """Per element of the float32 operand arrays: does the fast path's rounding test fail there."""
+def hard_flags(fast, arrays: list[np.ndarray], scalars: list = ()) -> np.ndarray:
+    """Per element of the float32 operand arrays: does the fast path's rounding test fail there
+    (scalars: the op's number parameters as its kernels take them, OpSpec.scalar_tensors)."""
     n = arrays[0].size
+    qs = list(scalars) + [nbx.empty(1, dtype="float64")] * (3 - len(scalars))
     xs = [nbx.from_numpy(np.ascontiguousarray(a, np.float32)) for a in arrays]
     xs += [xs[0]] * (3 - len(xs))
     flag = nbx.empty(n, dtype="int8")
@@ -167,9 +177,9 @@ def hard_flags(fast, arrays: list[np.ndarray]) -> np.ndarray:
     block = 1024 if backend.IS_CUDA else 1 << 14
     opts = {**launch.kernel_options(), **fast.options} if backend.IS_CUDA else {}
     with np.errstate(all="ignore"):
-        _hard_flags[(triton.cdiv(n, block),)](flag, xs[0], xs[1], xs[2], n, tab, FAST=fast.evaluate,
+        _hard_flags[(triton.cdiv(n, block),)](flag, xs[0], xs[1], xs[2], n, *qs, tab, FAST=fast.evaluate,
                                               TAB=fast.table is not None, K=fast.k, N_IN=len(arrays),
-                                              BLOCK=block, **opts)
+                                              NP=len(scalars), BLOCK=block, **opts)
     return flag.numpy().astype(bool)
 
 
@@ -188,7 +198,7 @@ def _fast_hard_pool(t: Target, fast, rng) -> list[np.ndarray] | None:
     for i, c in enumerate(cols):
         keep &= in_domain(c, *domain(t, i))
     cols = [c[keep] for c in cols]
-    flagged = hard_flags(fast, cols)
+    flagged = hard_flags(fast, cols, scalars(t))
     return [c[flagged] for c in cols] if flagged.any() else None
 
 

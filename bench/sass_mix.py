@@ -41,27 +41,29 @@ _OP = re.compile(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)")
 
 
 def fast_paths() -> dict:
-    """label -> (FastPath, exact body, operands) for every fast path of the registry."""
-    return {spec.name + "".join(f":{k}={v}" for k, v in params.items()): (fast, exact, spec.arity)
+    """label -> (FastPath, exact body, operands, number parameters) for every fast path of the registry."""
+    return {spec.name + "".join(f":{k}={v}" for k, v in params.items()):
+            (fast, exact, spec.arity, sum(p.kind == "number" for p in spec.params))
             for spec in OPS.values() for params, fast, exact in spec.fast32_variants()}
 
 
-def compile_sass(fast, exact, n_in=1, block=0, piece_mask=None, **options) -> tuple[str, str]:
+def compile_sass(fast, exact, n_in=1, block=0, piece_mask=None, n_params=0, **options) -> tuple[str, str]:
     """fast_flat_kernel for one fast path as the launcher runs it on 2^28 float32 elements: pointers
     and n divisible by 16, unit strides specialized (the values Triton's specialization gives them),
     the fast path's tile (block: another), pieces of 128."""
     block = block or fast.block or 1024
-    sig = {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "n": "i32", "s0": "constexpr",
+    sig = {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "p0": "*fp64", "p1": "*fp64",
+           "p2": "*fp64", "n": "i32", "s0": "constexpr",
            "s1": "constexpr", "s2": "constexpr", "n_pieces": "i32", "tab": "*fp64"}
     if isinstance(fast.table, tuple):                 # constants as kernel parameters (int64 bit patterns)
         sig["tab"] = ("i64",) * len(fast.table)
     mask = fast.pieces if piece_mask is None else piece_mask
-    consts = dict(s0=1, s1=1, s2=1, FAST=fast.evaluate, EXACT=exact, TAB=fast.table is not None, K=fast.k, N_IN=n_in,
+    consts = dict(s0=1, s1=1, s2=1, FAST=fast.evaluate, EXACT=exact, TAB=fast.table is not None, K=fast.k, N_IN=n_in, NP=n_params,
                   CT0=tl.float32, CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, BLOCK=block, PIECE_C=128,
                   INDEX64=False, STORE_FIRST=fast.store_first, PIECE_MASK=bool(mask), HX=(), HR=(), HN=0)
     sig.update({k: "constexpr" for k in consts if k not in sig})
     src = triton.compiler.ASTSource(fn=flat.fast_flat_kernel, signature=sig, constexprs=consts,
-                                    attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 4, 9)})
+                                    attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 7, 12)})
     opts = {"enable_reflect_ftz": False, **fast.options, **options}
     cc = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
@@ -85,10 +87,10 @@ def main(argv=None) -> int:
         if name not in paths:
             print(f"sass_mix: no fast path {name!r}; the fast paths are {', '.join(paths)}", file=sys.stderr)
             return 2
-        fast, exact, n_in = paths[name]
+        fast, exact, n_in, n_params = paths[name]
         block = block_arg or fast.block or 1024
         per_thread = block // 128                         # elements per thread (4 warps)
-        sass, regs = compile_sass(fast, exact, n_in, block=block, **options)
+        sass, regs = compile_sass(fast, exact, n_in, block=block, n_params=n_params, **options)
         head = sass.split("BAR.SYNC")[0]
         if dump:
             print("\n".join(line.strip() for line in head.splitlines() if _OP.search(line)))

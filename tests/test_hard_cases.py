@@ -205,10 +205,11 @@ for op in ("sigmoid", "sin", "rsqrt"):
     spec = R.OPS[op]
     fast = spec.fast32 or R.OPS["sin"].fast32          # sigmoid's body behind sin's fast path: any body serves
     compile_one(F.fast_flat_kernel,
-                {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "n": "i32", "n_pieces": "i32",
+                {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "p0": "*i32", "p1": "*i32",
+                 "p2": "*i32", "n": "i32", "n_pieces": "i32",
                  "tab": ("i64",) * len(fast.table) if isinstance(fast.table, tuple) else "*fp64"},
                 dict(s0=1, s1=1, s2=1, FAST=fast.evaluate, EXACT=spec.body, TAB=fast.table is not None, K=fast.k,
-                     N_IN=1, CT0=tl.float32, CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, BLOCK=1024,
+                     N_IN=1, NP=0, CT0=tl.float32, CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, BLOCK=1024,
                      PIECE_C=128, INDEX64=False, STORE_FIRST=True, PIECE_MASK=False, HX=HX, HR=HR, HN=len(HX)),
                 f"flat {op}")
     compile_one(L.elementwise_kernel,

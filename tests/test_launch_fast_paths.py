@@ -7,6 +7,8 @@ Each test compares a fast-path launch against the exact body launched on every e
 kernel, the piece mask, the layout, or aliasing of out= and input. On the GPU a piece is 128
 elements; here the pieces are set small so the loop runs many times.
 """
+import math
+
 import numpy as np
 import pytest
 import triton
@@ -167,12 +169,12 @@ def test_fast_division_by_a_scalar(mode, kernel):
 
 def test_which_fast_launches_are_flat():
     x = nbx.from_numpy(_hard_input(4096).reshape(64, 64))
-    flat_ = lambda out, ins, params=(), fault=None: launch._flat(iterate.plan(out, ins, op="t"), list(params), fault)
+    flat_ = lambda out, ins, fault=None: launch._flat(iterate.plan(out, ins, op="t"), fault)
     assert flat_(nbx.empty((64, 64), dtype="float32"), [x])
     assert flat_(nbx.empty((64, 64), dtype="float32"), [x, nbx.from_numpy(np.float32(2.0).reshape(()))])
     assert not flat_(nbx.empty((64, 64), dtype="float32"), [x.transpose(0, 1)])
     assert not flat_(nbx.empty((32, 64), dtype="float32"), [x[::2]])
-    assert not flat_(nbx.empty((64, 64), dtype="float32"), [x], params=[x])
+    assert not flat_(nbx.empty((64, 64), dtype="float32"), [x], fault=object())
 
 
 def test_pieces_cover_the_tile():
@@ -199,10 +201,25 @@ def test_only_float32_computations_take_the_fast_path():
     assert fd.select_fast32({}, fd.typing([i32, i32], {})) is None           # integer division is exact already
 
 
-def test_a_fast_path_with_scalar_parameters_is_refused():
-    with pytest.raises(ValueError, match="fast path takes no scalar parameters"):
-        registry.register(registry.OpSpec("fast_with_alpha", 1, "F", (nbx.float32,), OPS["exp"].body,
-                            params=(registry.Param("alpha", 1),), fast32=OPS["sin"].fast32))
+# Number parameters reach the fast path as they reach the exact body; a value the fast path cannot
+# take (0, inf or NaN; softplus's |beta| <= 2^-800, where exp's clamp would show) sends every
+# element to the exact body.
+WITH_NUMBERS = [("elu", {"alpha": 0.5}), ("elu", {"alpha": -2.0}), ("elu", {"alpha": 0.0}),
+                ("elu", {"alpha": math.inf}), ("celu", {"alpha": 2.0}), ("celu", {"alpha": -0.75}),
+                ("celu", {"alpha": 1e-300}), ("celu", {"alpha": math.nan}),
+                ("softplus", {"beta": 2.0, "threshold": 10.0}), ("softplus", {"beta": -3.0}),
+                ("softplus", {"beta": 1e-250}), ("softplus", {"beta": 2.0 ** -900}),
+                ("softplus", {"threshold": math.nan}), ("softplus", {"beta": 0.125, "threshold": -5.0})]
+
+
+@pytest.mark.parametrize("op, params", WITH_NUMBERS, ids=lambda v: v if isinstance(v, str) else
+                         ",".join(f"{k}={w}" for k, w in v.items()))
+def test_fast_path_with_number_parameters_equals_the_exact_body(op, params, kernel):
+    x = _hard_input(70000, seed=3)
+    x[11::997] = -750.0                                     # exp(u) below float64's range for beta = 1
+    x = nbx.from_numpy(x)
+    got = _run(op, x, config=LaunchConfig(flat=kernel), **params).numpy()
+    np.testing.assert_array_equal(_bits(got), _bits(_run(op, x, config=EXACT, **params).numpy()))
 
 
 @pytest.mark.parametrize("op", ["sin", "rsqrt"])

@@ -57,14 +57,45 @@ def apply_exact(BODY: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, 
 
 
 @triton.jit
-def apply_fast(FAST: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.constexpr, a, b, c, tab):
-    """A fast path's evaluation (FastPath.evaluate; with a table, FAST(a, tab)) -> (the float32
-    values, the int32 keys: <= keys.key_hard(K) where the exact body is needed)."""
-    if TAB:
-        y, outside = FAST(a, tab)
-    else:
-        y, outside = apply_body(FAST, N_IN, 0, a, b, c, 0, 0, 0)
+def apply_fast(FAST: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr,
+               a, b, c, q0, q1, q2, tab):
+    """A fast path's evaluation (FastPath.evaluate: its operands, then the op's NP scalar parameters,
+    then, with a table, the table: FAST(a, q0, tab)) -> (the float32 values, the int32 keys: <=
+    keys.key_hard(K) where the exact body is needed)."""
+    y, outside = evaluate(FAST, TAB, N_IN, NP, a, b, c, q0, q1, q2, tab)
     return y.to(tl.float32), hard_key(y, outside, K)
+
+
+@triton.jit
+def evaluate(FAST: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0, q1, q2, tab):
+    """FastPath.evaluate on its operands, the op's NP scalar parameters and, with a table (unary
+    fast paths), the table -> (float64 y, outside)."""
+    if TAB:
+        if NP == 0:
+            return FAST(a, tab)
+        elif NP == 1:
+            return FAST(a, q0, tab)
+        elif NP == 2:
+            return FAST(a, q0, q1, tab)
+        else:
+            return FAST(a, q0, q1, q2, tab)
+    else:
+        return apply_body(FAST, N_IN, NP, a, b, c, q0, q1, q2)
+
+
+@triton.jit
+def load_params(p0, p1, p2, NP: tl.constexpr):
+    """The op's NP scalar parameters, each a one-element tensor on the device (0 for those it lacks)."""
+    q0 = 0
+    q1 = 0
+    q2 = 0
+    if NP > 0:
+        q0 = tl.load(p0)
+    if NP > 1:
+        q1 = tl.load(p1)
+    if NP > 2:
+        q2 = tl.load(p2)
+    return q0, q1, q2
 
 
 @triton.jit
@@ -91,7 +122,8 @@ def piece_mask(key, HARD_KEY: tl.constexpr, NP: tl.constexpr, PIECE_C: tl.conste
 
 
 @triton.jit
-def _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT: tl.constexpr, N_IN: tl.constexpr,
+def _exact_pieces(out, x0, x1, x2, q0, q1, q2, base, n, s0, s1, s2, n_pieces, pieces, EXACT: tl.constexpr,
+                  N_IN: tl.constexpr, NP: tl.constexpr,
                   CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr, PIECE_C: tl.constexpr,
                   HX: tl.constexpr, HR: tl.constexpr, HN: tl.constexpr):
     """The exact body over the pieces of the tile at base whose bit is set in pieces (-1: all
@@ -103,13 +135,14 @@ def _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT:
             po = base + j * PIECE_C + tl.arange(0, PIECE_C)
             pm = po < n
             pa, pb, pc = _load_flat(x0, x1, x2, po, s0, s1, s2, pm, N_IN, CT0, CT1, CT2)
-            tl.store(out + po, cast(apply_exact(EXACT, N_IN, 0, pa, pb, pc, 0, 0, 0, HX, HR, HN), OUT_T), mask=pm)
+            tl.store(out + po, cast(apply_exact(EXACT, N_IN, NP, pa, pb, pc, q0, q1, q2, HX, HR, HN), OUT_T), mask=pm)
         j += 1
 
 
 @triton.jit
-def fast_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
+def fast_flat_kernel(out, x0, x1, x2, p0, p1, p2, n, s0, s1, s2, n_pieces, tab,
                      FAST: tl.constexpr, EXACT: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.constexpr,
+                     NP: tl.constexpr,
                      CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                      BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
                      STORE_FIRST: tl.constexpr, PIECE_MASK: tl.constexpr,
@@ -127,7 +160,8 @@ def fast_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
     offs = base + tl.arange(0, BLOCK)
     mask = offs < n
     a, b, c = _load_flat(x0, x1, x2, offs, s0, s1, s2, mask, N_IN, CT0, CT1, CT2)
-    res, key = apply_fast(FAST, TAB, K, N_IN, a, b, c, tab)
+    q0, q1, q2 = load_params(p0, p1, p2, NP)
+    res, key = apply_fast(FAST, TAB, K, N_IN, NP, a, b, c, q0, q1, q2, tab)
     if STORE_FIRST:
         tl.store(out + offs, cast(res, OUT_T), mask=mask)
     if PIECE_MASK:
@@ -141,5 +175,6 @@ def fast_flat_kernel(out, x0, x1, x2, n, s0, s1, s2, n_pieces, tab,
     if hard:
         if STORE_FIRST:
             tl.debug_barrier()   # every fast store of the tile before any piece's store
-        _exact_pieces(out, x0, x1, x2, base, n, s0, s1, s2, n_pieces, pieces, EXACT, N_IN, CT0, CT1, CT2, OUT_T, PIECE_C,
+        _exact_pieces(out, x0, x1, x2, q0, q1, q2, base, n, s0, s1, s2, n_pieces, pieces, EXACT, N_IN, NP,
+                      CT0, CT1, CT2, OUT_T, PIECE_C,
                       HX, HR, HN)

@@ -20,7 +20,7 @@ from ..tensor import Tensor, empty, from_numpy
 from . import iterate
 from .fast32.poly import param_bits
 from .fastpath import FastPath
-from .flat import apply_exact, apply_fast, fast_flat_kernel
+from .flat import apply_exact, apply_fast, fast_flat_kernel, load_params
 from .hard32 import HardCases
 from .math import cast, load_as
 
@@ -75,23 +75,14 @@ def elementwise_kernel(out, x0, x1, x2, p0, p1, p2, fault, R, C, sizes, so, s0, 
         if N_IN > 2:
             r2 += idx * s2[k]
     a, b, c = _load_operands(x0, x1, x2, r0, r1, r2, cols, s0, s1, s2, mask, N_IN, CT0, CT1, CT2)
-    q0 = 0
-    q1 = 0
-    q2 = 0
-    if NP > 0:
-        q0 = tl.load(p0)
-    if NP > 1:
-        q1 = tl.load(p1)
-    if NP > 2:
-        q2 = tl.load(p2)
+    q0, q1, q2 = load_params(p0, p1, p2, NP)
     if FAST is None:
         res = apply_exact(BODY, N_IN, NP, a, b, c, q0, q1, q2, HX, HR, HN)
         tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
     else:
-        # a fast path (FastPath; no scalar parameters): the fast values and int32 keys, <= the
-        # window's threshold where BODY, the exact path, is needed (flat.fast_flat_kernel says why
-        # the two store orders)
-        res, key = apply_fast(FAST, TAB, K, N_IN, a, b, c, tab)
+        # a fast path (FastPath): the fast values and int32 keys, <= the window's threshold where
+        # BODY, the exact path, is needed (flat.fast_flat_kernel says why the two store orders)
+        res, key = apply_fast(FAST, TAB, K, N_IN, NP, a, b, c, q0, q1, q2, tab)
         if STORE_FIRST:
             tl.store(out + (ro[:, None] + cols[None, :] * so[0]), cast(res, OUT_T), mask=mask)
         hard = tl.min(tl.where(mask, key, 0)) <= 16 * K - 2 ** 31
@@ -188,10 +179,10 @@ class LaunchConfig:
 DEFAULT = LaunchConfig()
 
 
-def _flat(plan: iterate.Plan, params, fault) -> bool:
+def _flat(plan: iterate.Plan, fault) -> bool:
     """A fast-path launch takes fast_flat_kernel: one flat dim, out contiguous, every input
-    contiguous or a broadcast element, no scalar parameters or fault flag."""
-    return (not plan.outer and fault is None and not params and plan.strides[0][0] == 1
+    contiguous or a broadcast element, no fault flag."""
+    return (not plan.outer and fault is None and plan.strides[0][0] == 1
             and all(st[0] in (0, 1) for st in plan.strides[1:]))
 
 
@@ -264,7 +255,6 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
     extra = {**kernel_options(), **dict(config.options)} if backend.IS_CUDA else {}
     if not config.fast:
         fast = None
-    assert fast is None or not params, f"{op}: a fast path takes no scalar parameters"
     assert hard is None or (len(inputs) == 1 and out.dtype.name == "float32"), \
         f"{op}: hard cases are for float32 results of unary ops"
     hx, hr = (hard.xs, hard.rs) if hard is not None and hard.n else ((), ())
@@ -281,7 +271,7 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
         k = fast.k
         store_first = (fast.store_first and config.store_first
                        and not any(t._storage is out._storage for t in inputs))
-        if config.flat and _flat(plan, params, fault):
+        if config.flat and _flat(plan, fault):
             block = config.block or fast.block
             if block and (backend.IS_CUDA or config.block):
                 block_c = block
@@ -290,8 +280,8 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
             mask = fast.pieces if config.piece_mask is None else config.piece_mask
             with _np.errstate(all="ignore"):
                 fast_flat_kernel[(n_tiles,)](
-                    out, xs[0], xs[1], xs[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces, tab,
-                    FAST=fast.evaluate, EXACT=body, TAB=fast.table is not None, K=k, N_IN=len(inputs),
+                    out, xs[0], xs[1], xs[2], ps[0], ps[1], ps[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces, tab,
+                    FAST=fast.evaluate, EXACT=body, TAB=fast.table is not None, K=k, N_IN=len(inputs), NP=len(params),
                     CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl, BLOCK=block_c, PIECE_C=piece_c,
                     INDEX64=plan.index64, STORE_FIRST=store_first, PIECE_MASK=bool(mask) and n_pieces <= 32,
                     HX=hx, HR=hr, HN=len(hx), **extra)

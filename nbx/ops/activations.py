@@ -472,11 +472,12 @@ activation("leaky_relu", "F", ALL, by_storage(_leaky_relu, _leaky_relu_16), "x >
            # for either variant (H100)
            verify=Verify(correctly_rounded=CR16, variants=(Variant({"negative_slope": 0.2}),)))
 activation("elu", "F", ALL, by_storage(_elu, _elu_16), "x > 0 ? x : alpha*expm1(x).", params=(Param("alpha", 1.0, dtype="float64"),),
+           fast32=fast.ELU,
            # alpha*x's subnormal ties decided by math.with_residual: 0 of 2^32 float32 inputs misrounded
            # for alpha 1 and 0.5 (H100)
            verify=Verify(correctly_rounded=CR16, variants=(Variant({"alpha": 0.5}),)))
 activation("celu", "F", ALL, _celu, "x > 0 ? x : alpha*expm1(x/alpha) (= max(0,x) + min(0, alpha*expm1(x/alpha)), "
-           "except celu(-0.0) = -0.0).", params=(Param("alpha", 1.0, dtype="float64"),),
+           "except celu(-0.0) = -0.0).", params=(Param("alpha", 1.0, dtype="float64"),), fast32=fast.CELU,
            verify=Verify(variants=(Variant({"alpha": 2.0}),), correctly_rounded=CR16))
 activation("selu", "F", ALL, _selu, "scale*(x > 0 ? x : alpha*expm1(x)), ATen's scale and alpha.",
            fast32=fast.SELU, verify=Verify(correctly_rounded=CR16))
@@ -484,7 +485,7 @@ activation("mish", "F", ALL, _mish, "x * tanh(softplus(x)), softplus overflow-fr
            fast32=fast.MISH, verify=Verify(correctly_rounded=CR16))
 activation("softplus", "F", ALL, _softplus,
            "x*beta > threshold ? x : log1p(exp(beta*x))/beta, evaluated as (max(u,0) + log1p(exp(-|u|)))/beta.",
-           params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")),
+           params=(Param("beta", 1.0, dtype="float64"), Param("threshold", 20.0, dtype="float64")), fast32=fast.SOFTPLUS,
            verify=Verify(correctly_rounded=CR16, variants=(Variant({"beta": 2.0, "threshold": 10.0}),)))
 activation("log_sigmoid", "F", ALL, _log_sigmoid, "log(sigmoid(x)) = min(x,0) - log1p(exp(-|x|)).",
            fast32=fast.LOG_SIGMOID, verify=Verify(correctly_rounded=CR16))

@@ -216,20 +216,35 @@ class OpSpec:
         order = resolve(self.order, params)
         return order if order is not None and order.applies(dtype) else None
 
+    def scalar_tensors(self, params: dict, typing: Typing) -> list:
+        """The op's number parameters as its kernels take them: one-element tensors on the device,
+        in the order of self.params (kernel_params's values and dtypes where the op has it)."""
+        kparams = self.kernel_params(params, typing) if self.kernel_params else [
+            (params[p.name], DTYPES[p.dtype] if p.dtype else typing.compute[0])
+            for p in self.params if p.kind == "number"]
+        names = [p.name for p in self.params if p.kind == "number"] + ["param"] * 3
+        return [iterate.scalar_tensor(v, dt, op=self.name, arg=n) for (v, dt), n in zip(kparams, names)]
+
     def fast32_variants(self) -> list[tuple[dict, FastPath, Any]]:
-        """(choice parameters, fast path, exact body) for every choice of the op's 'choice'
-        parameters whose float32 launch takes a fast path (parameters at their default omitted)."""
+        """(parameters, fast path, exact body) for every choice of the op's 'choice' parameters, with
+        its number parameters at their defaults and at each float32 variant of its Verify, whose
+        float32 launch takes a fast path (parameters at their default omitted)."""
         if self.fast32 is None:
             return []
         f32 = Typing(float32, float32, (float32,) * self.arity)
         choices = [p for p in self.params if p.kind == "choice"]
+        numbers = {p.name: p.default for p in self.params if p.kind == "number"}
+        settings = [{}] + [{k: v for k, v in var.params.items() if k in numbers}
+                           for var in self.verify.variants if var.applies(float32)]
+        settings = [d for i, d in enumerate(settings) if d not in settings[:i]]
         out = []
         for values in itertools.product(*[p.choices for p in choices]):
-            params = {p.name: v for p, v in zip(choices, values)}
-            fast = self.select_fast32(params, f32)
-            if fast is not None:
-                named = {p.name: v for p, v in zip(choices, values) if v != p.default}
-                out.append((named, fast, self.select_body(params, f32)))
+            for setting in settings:
+                params = {**numbers, **setting, **{p.name: v for p, v in zip(choices, values)}}
+                fast = self.select_fast32(params, f32)
+                if fast is not None:
+                    named = {p.name: params[p.name] for p in self.params if params[p.name] != p.default}
+                    out.append((named, fast, self.select_body(params, f32)))
         return out
 
 
@@ -258,8 +273,6 @@ def register(spec: OpSpec) -> OpSpec:
     """Add a built OpSpec to OPS (op() builds and registers; a spec built elsewhere comes here)."""
     if spec.name in OPS:
         raise ValueError(f"op {spec.name!r} registered twice")
-    if spec.fast32 is not None and any(p.kind == "number" for p in spec.params):
-        raise ValueError(f"op {spec.name!r}: a float32 fast path takes no scalar parameters")
     if not spec.declared_at:
         frame = _declaring_frame()
         object.__setattr__(spec, "declared_at", f"{frame.f_code.co_filename}:{frame.f_lineno}")
@@ -402,11 +415,7 @@ def run(spec: OpSpec, operands, params: dict, out=None, *, config: launch.Launch
                 iterate.scalar_to_numpy(x, typing.out, op=spec.name, arg=names[i])
             tensors.append(iterate.scalar_tensor(x, typing.compute[i], op=spec.name, arg=names[i]))
     shape = iterate.broadcast_shapes([t.shape for t in tensors], op=spec.name, names=names)
-    kparams = spec.kernel_params(params, typing) if spec.kernel_params else [
-        (params[p.name], DTYPES[p.dtype] if p.dtype else typing.compute[0])
-        for p in spec.params if p.kind == "number"]
-    ptensors = [iterate.scalar_tensor(v, dt, op=spec.name, arg=n)
-                for (v, dt), n in zip(kparams, [p.name for p in spec.params if p.kind == "number"] + ["param"] * 3)]
+    ptensors = spec.scalar_tensors(params, typing)
     body = spec.select_body(params, typing)
     fault = spec.fault if (spec.fault is not None and typing.compute[-1].is_int and spec.arity > 1) else None
     if out is not None:

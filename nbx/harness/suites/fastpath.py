@@ -19,11 +19,13 @@ import numpy as np
 import triton
 import triton.language as tl
 
+from nbx.dtype import float32
 from nbx.kernels import launch
 from nbx.kernels.fast32.keys import hard_to_round
 from nbx.kernels.fastpath import FastPath
+from nbx.kernels.flat import apply_body, evaluate, load_params
 from nbx.ops import COMPOSED, OPS
-from nbx.ops.registry import OpSpec
+from nbx.ops.registry import OpSpec, Typing
 from nbx.tensor import empty, from_numpy
 
 BLOCK = 1024
@@ -41,6 +43,14 @@ class Probe:
     def label(self) -> str:
         return self.spec.name + "".join(f":{k}={v}" for k, v in sorted(self.params.items()))
 
+    def scalars(self) -> tuple[list, int]:
+        """(the op's number parameters at this probe's values as its kernels take them: one-element
+        tensors, padded to three; how many there are)."""
+        params = {**{p.name: p.default for p in self.spec.params}, **self.params}
+        f32 = Typing(float32, float32, (float32,) * self.spec.arity)
+        qs = self.spec.scalar_tensors(params, f32)
+        return qs + [qs[0] if qs else empty(1, dtype="float64")] * (3 - len(qs)), len(qs)
+
 
 def fast_paths(arity: int | None = None) -> list[Probe]:
     """Every op (and every spec an op composes over) and choice of its 'choice' parameters with a
@@ -51,22 +61,22 @@ def fast_paths(arity: int | None = None) -> list[Probe]:
 
 
 @triton.jit
-def _probe(err_out, hard_out, wrong_out, first_out, start, stride, tab, FAST: tl.constexpr, TAB: tl.constexpr,
-           EXACT: tl.constexpr, REF: tl.constexpr, K: tl.constexpr, BLOCK: tl.constexpr):
+def _probe(err_out, hard_out, wrong_out, first_out, start, stride, p0, p1, p2, tab, FAST: tl.constexpr,
+           TAB: tl.constexpr, EXACT: tl.constexpr, REF: tl.constexpr, K: tl.constexpr, NP: tl.constexpr,
+           BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     i = (start + (pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)) * stride) & 0xFFFFFFFF
     x = i.to(tl.uint32).to(tl.float32, bitcast=True)
-    if TAB:
-        y, outside = FAST(x, tab)
-    else:
-        y, outside = FAST(x)
+    q0, q1, q2 = load_params(p0, p1, p2, NP)
+    y, outside = evaluate(FAST, TAB, 1, NP, x, x, x, q0, q1, q2, tab)
     hard = outside | hard_to_round(y, K)
     y32 = y.to(tl.float32)
-    r32 = EXACT(x).to(tl.float32)           # the body returns the float64 value the store rounds
+    r32 = apply_body(EXACT, 1, NP, x, x, x, q0, q1, q2).to(tl.float32)   # the float64 value the store rounds
     # the error of y against what it approximates, where the float32 result is neither 0 nor inf
     # (|ref| in [2^-151, 2^128): a fast path may clamp its argument where the result rounds to 0 or
     # inf either way); WRONG below is against the op's exact body, on every input
-    ref = REF(x.to(tl.float64))
+    w = x.to(tl.float64)
+    ref = apply_body(REF, 1, NP, w, w, w, q0, q1, q2)
     ok = (~outside) & (tl.abs(ref) >= 3.5032461608120427e-46) & (tl.abs(ref) < 3.402823669209385e38)
     err = tl.where(ok, tl.abs(y - ref) / tl.abs(tl.where(ok, ref, 1.0)), 0.0)
     differ = (y32.to(tl.int32, bitcast=True) != r32.to(tl.int32, bitcast=True)) & ((y32 == y32) | (r32 == r32))
@@ -86,13 +96,14 @@ def probe_unary(probe: Probe, log2n: int, start: int, stride: int, chunk_log2: i
     tiles = chunk // BLOCK
     err, hard, wrong, first = (empty(tiles, dtype=d) for d in ("float64", "int32", "int32", "int64"))
     tab = err if fast.table is None else launch.device_table(fast.table)
+    qs, n_params = probe.scalars()
     wrong_inputs = []
     worst, n_hard, n_tiles_hard, n_wrong = 0.0, 0, 0, 0
     t = time.perf_counter()
     for c in range(n // chunk):
-        _probe[(tiles,)](err, hard, wrong, first, start + c * chunk * stride, stride, tab, FAST=fast.evaluate,
+        _probe[(tiles,)](err, hard, wrong, first, start + c * chunk * stride, stride, *qs, tab, FAST=fast.evaluate,
                          TAB=fast.table is not None, EXACT=probe.exact, REF=fast.reference, K=fast.k,
-                         BLOCK=BLOCK, **launch.kernel_options())
+                         NP=n_params, BLOCK=BLOCK, **launch.kernel_options())
         e, h, w = err.numpy(), hard.numpy(), wrong.numpy()
         worst = max(worst, float(e.max()))
         n_hard += int(h.sum())
@@ -108,18 +119,19 @@ def probe_unary(probe: Probe, log2n: int, start: int, stride: int, chunk_log2: i
 
 
 @triton.jit
-def _probe_binary(a_ptr, b_ptr, wrong_out, outside_out, n, FAST: tl.constexpr, EXACT: tl.constexpr,
-                  K: tl.constexpr, BLOCK: tl.constexpr):
+def _probe_binary(a_ptr, b_ptr, wrong_out, outside_out, n, p0, p1, p2, FAST: tl.constexpr, EXACT: tl.constexpr,
+                  K: tl.constexpr, NP: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     i = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = i < n
     a = tl.load(a_ptr + i, mask=mask, other=1.0)
     b = tl.load(b_ptr + i, mask=mask, other=1.0)
-    y, outside = FAST(a, b)
+    q0, q1, q2 = load_params(p0, p1, p2, NP)
+    y, outside = evaluate(FAST, False, 2, NP, a, b, b, q0, q1, q2, 0)
     hard = outside
     if K > 0:
         hard = outside | hard_to_round(y, K)
-    ref = EXACT(a, b).to(tl.float32)         # a body may return the float64 value the store rounds
+    ref = apply_body(EXACT, 2, NP, a, b, b, q0, q1, q2).to(tl.float32)   # a body may return the float64 value the store rounds
     differ = y.to(tl.float32).to(tl.int32, bitcast=True) != ref.to(tl.int32, bitcast=True)
     tl.store(wrong_out + pid, tl.sum((differ & ~hard & mask).to(tl.int32)))
     tl.store(outside_out + pid, tl.sum((hard & mask).to(tl.int32)))
@@ -132,9 +144,11 @@ def probe_binary(probe: Probe, a: np.ndarray, b: np.ndarray) -> dict:
     n = a.size
     tiles = -(-n // BLOCK)
     wrong, hard = empty(tiles, dtype="int32"), empty(tiles, dtype="int32")
+    qs, n_params = probe.scalars()
     t = time.perf_counter()
     _probe_binary[(tiles,)](from_numpy(a.astype(np.float32)), from_numpy(b.astype(np.float32)), wrong, hard, n,
-                            FAST=probe.fast.evaluate, EXACT=probe.exact, K=probe.fast.k, BLOCK=BLOCK,
+                            *qs, FAST=probe.fast.evaluate, EXACT=probe.exact, K=probe.fast.k, NP=n_params,
+                            BLOCK=BLOCK,
                             **launch.kernel_options())
     h = hard.numpy()
     return {"fn": probe.label, "inputs": n, "hard": int(h.sum()), "tiles": tiles, "tiles_hard": int((h > 0).sum()),

@@ -1,6 +1,6 @@
-"""The activations' float32 fast paths on exp.py's cores: sigmoid, silu, mish, selu, gelu (tanh form;
-erf form on erfc.py's rational), log_sigmoid (with log.py's log1p core); hardswish; the binary gates
-glu and swiglu (silu_and_mul).
+"""The activations' float32 fast paths on exp.py's cores: sigmoid, silu, mish, selu, elu, celu, gelu
+(tanh form; erf form on erfc.py's rational), log_sigmoid and softplus (with log.py's log1p core);
+hardswish; the binary gates glu and swiglu (silu_and_mul).
 
 With e = exp(-|x|) in [2^-1010, 1] (the argument clamped to -700: below x = -104 sigmoid rounds
 to +0, and a clamped e/(1 + e) < 2^-151 rounds there too; keys.subnormal_hard judges the
@@ -15,6 +15,11 @@ subnormal results):
     gelu x    = x h (x < 0), x (1 - h) (x >= 0), h = erfc(|x|/sqrt2) / 2 = exp(-x^2/2) P(|x|) / Q(|x|)
               (approximate='none'; erfc.py: x^2/2 exact, h <= 1/2 so 1 - h does not cancel)
     log_sigmoid x = min(x, 0) - log1p(e), log.py's log1p core (two non-positive terms)
+    softplus x = x (u > threshold), else (max(u, 0) + log1p(exp(-|u|))) / beta, u = x beta
+    elu x     = x (x > 0), alpha expm1(x) (x <= 0, clamped to -200)
+    celu x    = x (x >= 0), alpha expm1(x / alpha) (x < 0)
+              (the op's number parameters reach the fast path as they reach the exact body, and
+              u = x beta, x / alpha round as there: the fast value approximates the same function)
     hardswish x = x (x + 3) / 6, a product by 1/6 (the exact body corrects it and rounds to odd)
     glu(a, b) = a n_b / (1 + e_b), swiglu(g, u) = g u n_g / (1 + e_g), e by libdevice's exp
 No step cancels; each value is within 2^-49.5 of the exact one, so K = 256 (E = 2^-45) holds with
@@ -47,6 +52,7 @@ GELU_TANH_COEFF = tl.constexpr(0.044715)
 SELU_SCALE_ALPHA = tl.constexpr(SELU_SCALE.value * SELU_ALPHA.value)          # within 2^-53 of the product
 GELU_C2 = tl.constexpr(SQRT_2_OVER_PI.value * GELU_TANH_COEFF.value)
 MISH_CLAMP = tl.constexpr(100.0)
+CELU_HIGH = tl.constexpr(16.0)                 # celu's u = x / alpha above it (alpha < 0) falls back
 INV6 = tl.constexpr(1.0 / 6.0)                 # within 2^-54 relative: hardswish's fast path, the exact sixths
 
 # log_sigmoid reads both tables: exp's, then log's from LOG_OFFSET on
@@ -135,6 +141,57 @@ def log_sigmoid(x, tab):
 
 
 @triton.jit
+def _or_bad(hard, q, least, most):
+    """hard, or every element where the scalar parameter q is NaN or its magnitude is not in
+    (least, most) (the op's exact body decides then). A select: the interpreter cannot OR a tile
+    with a scalar's comparison."""
+    return tl.where((q != q) | (tl.abs(q) <= least) | (tl.abs(q) >= most), True, hard)
+
+
+@triton.jit
+def softplus(x, beta, threshold, tab):
+    """x float32, beta and threshold float64 (the op's parameters), tab = EXP_LOG_TABLE -> (float64
+    softplus(x), hard: as sigmoid's, and every element where |beta| is not in (2^-800, 2^1000)).
+    u = x beta rounds as in the exact body, which evaluates the same function of it: x where u >
+    threshold, else (max(u, 0) + log1p(exp(-|u|))) / beta, two non-negative terms and one quotient
+    (divide.quotient, ~2^-52). Below u = -700 exp's clamp gives e^-700 / beta, at most 2^-210 for
+    |beta| > 2^-800, where the exact value is smaller still: both round to beta's zero."""
+    w = x.to(tl.float64)
+    u = w * beta
+    e = exp_core(tl.maximum(tl.abs(u) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL), tab)
+    s = tl.maximum(u, 0.0) + log1p_core64(e, tab + LOG_OFFSET)
+    y = tl.where(u > threshold, w, quotient(s, beta))
+    return y, _or_bad(subnormal_hard(y, HARD_K), beta, 2.0 ** -800, 2.0 ** 1000)
+
+
+@triton.jit
+def elu(x, alpha, tab):
+    """x float32, alpha float64, tab = EXP_TABLE -> (float64 elu(x), hard: NaN, subnormal results
+    near a boundary, every element where alpha is 0 or not finite). alpha expm1(x) for x <= 0 (x
+    clamped to -200, where expm1 is -1 in float64), alpha times x's zero for a zero x (elu(-0) is
+    alpha (-0) as in the exact body)."""
+    w = x.to(tl.float64)
+    neg = alpha * expm1_core(tl.maximum(w, EXPM1_LOW, propagate_nan=tl.PropagateNan.ALL), tab)
+    y = tl.where(w > 0, w, tl.where(w == 0, alpha * w, neg))
+    return y, _or_bad(subnormal_hard(y, HARD_K), alpha, 0.0, float("inf"))
+
+
+@triton.jit
+def celu(x, alpha, tab):
+    """x float32, alpha float64, tab = EXP_TABLE -> (float64 celu(x), hard: NaN, subnormal results
+    near a boundary, x < 0 with u = x / alpha > 16 (a negative alpha), every element where |alpha|
+    is not in (2^-1000, 2^1000)). alpha expm1(u) for x < 0, u clamped below at -200, x itself for
+    x >= 0 (celu(-0) = -0). u is divide.quotient's (~2^-52) where the exact body rounds x / alpha
+    once: expm1's condition number u e^u / (e^u - 1) is at most 1 for u <= 0 and below 16 up to
+    u = 16, so the two values stay within 2^-47 of each other."""
+    w = x.to(tl.float64)
+    u = quotient(w, alpha)
+    neg = alpha * expm1_core(clamp(u, EXPM1_LOW, CELU_HIGH), tab)
+    y = tl.where(w >= 0, w, neg)
+    return y, _or_bad(subnormal_hard(y, HARD_K) | ((u > CELU_HIGH) & (w < 0)), alpha, 2.0 ** -1000, 2.0 ** 1000)
+
+
+@triton.jit
 def hardswish(x):
     """x float32 -> (float64 hardswish(x), hard: as sigmoid's): x (x + 3) / 6 between -3 and 3, with
     x + 3 rounded (exact by Sterbenz near -3, where the product is small), x (x + 3) rounded and
@@ -200,6 +257,22 @@ def hardswish64(w):
 
 
 @triton.jit
+def softplus64(w, beta, threshold):
+    u = w * beta
+    return tl.where(u > threshold, w, kernel_math.softplus_stable(u) / beta)
+
+
+@triton.jit
+def elu64(w, alpha):
+    return tl.where(w > 0, w, alpha * kernel_math.expm1(w))
+
+
+@triton.jit
+def celu64(w, alpha):
+    return tl.where(w > 0, w, alpha * kernel_math.expm1(w / alpha))
+
+
+@triton.jit
 def selu64(w):
     return tl.where(w > 0, w, kernel_math.expm1(w) * SELU_ALPHA) * SELU_SCALE
 
@@ -209,6 +282,9 @@ SILU = FastPath(silu, table=EXP_TABLE, k=HARD_K, reference=silu64)
 MISH = FastPath(mish, table=EXP_TABLE, k=HARD_K, reference=mish64)
 SELU = FastPath(selu, table=EXP_TABLE, k=HARD_K, reference=selu64)
 LOG_SIGMOID = FastPath(log_sigmoid, table=EXP_LOG_TABLE, k=HARD_K, reference=log_sigmoid64)
+SOFTPLUS = FastPath(softplus, table=EXP_LOG_TABLE, k=HARD_K, reference=softplus64)
+ELU = FastPath(elu, table=EXP_TABLE, k=HARD_K, reference=elu64)
+CELU = FastPath(celu, table=EXP_TABLE, k=HARD_K, reference=celu64)
 HARDSWISH = FastPath(hardswish, k=HARD_K, reference=hardswish64)
 GLU = FastPath(glu, k=HARD_K)
 SWIGLU = FastPath(swiglu, k=HARD_K)
