@@ -7,13 +7,19 @@ every figure of every measurement agrees (wall times aside). Neither the bank ch
 test is timed: both are the same either way.
 
 Usage: PYTHONPATH=$PWD python3 bench/executor.py [--jobs 2] [--profile nightly] [--op OP ...] [--full] [--ray]
-(default: the nightly on the ops of OPS, a tenth of its jobs; --full: every op)
+       [--only loop|pool|ray --keep DIR]
+       python3 bench/executor.py --compare DIR DIR ...
+(default: the nightly on the ops of OPS, a tenth of its jobs; --full: every op). A run longer than
+one sitting (the exhaustive profile on one GPU, ~8 min a way) goes one way at a time: --only runs
+one of them and --keep writes its report and wall time under DIR/<way>; --compare then prints the
+kept ways side by side and whether their figures agree.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,6 +71,43 @@ def _figures(path: Path) -> list:
     return sorted(ms, key=lambda m: (m["op"], m["dtype"], m["suite"], m["target"]))
 
 
+WAYS = ("loop", "pool", "ray")
+
+
+def run_one(way: str, n: int, select: list, keep: Path) -> float:
+    """One way into keep/<way> (the report, and wall.json with its wall time)."""
+    keep.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="nbx-bench-executor-") as tmp:
+        work = Path(tmp)
+        secs = shell_loop(n, select, work) if way == "loop" else pool(n, select, work, way)
+        src = work / ("merged" if way == "loop" else way)
+        dest = keep / way
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(src, dest, ignore=shutil.ignore_patterns("jobs", "*.png", "*.html"))
+    (keep / way / "wall.json").write_text(json.dumps({"wall_s": secs, "processes": n, "cores": os.cpu_count()}))
+    return secs
+
+
+def compare(dirs: list[Path]) -> int:
+    """The kept ways side by side (each DIR/<way>, as --keep wrote them): wall times and whether
+    every figure of every measurement agrees with the first's."""
+    ways = [d for d in dirs if (d / "report.json").exists()]
+    if not ways:
+        raise SystemExit(f"bench/executor.py --compare: no report.json under {', '.join(map(str, dirs))}")
+    first = _figures(ways[0])
+    base = json.loads((ways[0] / "wall.json").read_text())["wall_s"]
+    same = True
+    print(f"{len(first)} jobs each")
+    for d in ways:
+        secs = json.loads((d / "wall.json").read_text())["wall_s"]
+        agree = _figures(d) == first
+        same &= agree
+        print(f"  {d.name:5s} {secs:7.1f} s  ({secs / base:.2f} of {ways[0].name}'s)  figures "
+              f"{'identical' if agree else 'DIFFER'}")
+    return 0 if same else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2, help="shards of the loop, workers of the pool (default 2)")
@@ -72,9 +115,20 @@ def main() -> int:
     ap.add_argument("--op", action="append", help="the ops (default: OPS; --full: every op)")
     ap.add_argument("--full", action="store_true", help="every op: the whole nightly")
     ap.add_argument("--ray", action="store_true", help="also through --executor ray (needs nbx[ray])")
+    ap.add_argument("--only", choices=WAYS, help="run this way alone (with --keep)")
+    ap.add_argument("--keep", type=Path, help="with --only: keep its report and wall time under KEEP/<way>")
+    ap.add_argument("--compare", type=Path, nargs="+", metavar="DIR", help="compare kept ways (DIR/<way>)")
     a = ap.parse_args()
+    if a.compare:
+        return compare(a.compare)
     ops = [] if a.full else (a.op or list(OPS))
     select = ["--profile", a.profile, "--history", "/nonexistent"] + [x for o in ops for x in ("--op", o)]
+    if a.only or a.keep:
+        if not (a.only and a.keep):
+            ap.error("--only and --keep go together")
+        secs = run_one(a.only, a.jobs, select, a.keep)
+        print(f"{a.only}: {secs:.1f} s, {a.jobs} processes, kept in {a.keep / a.only}")
+        return 0
     with tempfile.TemporaryDirectory(prefix="nbx-bench-executor-") as tmp:
         work = Path(tmp)
         loop_s = shell_loop(a.jobs, select, work)
