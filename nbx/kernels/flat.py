@@ -68,10 +68,12 @@ def apply_fast(FAST: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.
 
 @triton.jit
 def evaluate(FAST: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0, q1, q2, tab):
-    """FastPath.evaluate on its operands, the op's NP scalar parameters and, with a table (unary
-    fast paths), the table -> (float64 y, outside)."""
+    """FastPath.evaluate on its operands, the op's NP scalar parameters and, with a table, the table
+    -> (float64 y, outside). A binary fast path with a table takes no parameters: FAST(a, b, tab)."""
     if TAB:
-        if NP == 0:
+        if N_IN == 2:
+            return FAST(a, b, tab)
+        elif NP == 0:
             return FAST(a, tab)
         elif NP == 1:
             return FAST(a, q0, tab)

@@ -119,15 +119,15 @@ def probe_unary(probe: Probe, log2n: int, start: int, stride: int, chunk_log2: i
 
 
 @triton.jit
-def _probe_binary(a_ptr, b_ptr, wrong_out, outside_out, n, p0, p1, p2, FAST: tl.constexpr, EXACT: tl.constexpr,
-                  K: tl.constexpr, NP: tl.constexpr, BLOCK: tl.constexpr):
+def _probe_binary(a_ptr, b_ptr, wrong_out, outside_out, n, p0, p1, p2, tab, FAST: tl.constexpr, TAB: tl.constexpr,
+                  EXACT: tl.constexpr, K: tl.constexpr, NP: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     i = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = i < n
     a = tl.load(a_ptr + i, mask=mask, other=1.0)
     b = tl.load(b_ptr + i, mask=mask, other=1.0)
     q0, q1, q2 = load_params(p0, p1, p2, NP)
-    y, outside = evaluate(FAST, False, 2, NP, a, b, b, q0, q1, q2, 0)
+    y, outside = evaluate(FAST, TAB, 2, NP, a, b, b, q0, q1, q2, tab)
     hard = outside
     if K > 0:
         hard = outside | hard_to_round(y, K)
@@ -145,9 +145,11 @@ def probe_binary(probe: Probe, a: np.ndarray, b: np.ndarray) -> dict:
     tiles = -(-n // BLOCK)
     wrong, hard = empty(tiles, dtype="int32"), empty(tiles, dtype="int32")
     qs, n_params = probe.scalars()
+    tab = wrong if probe.fast.table is None else launch.device_table(probe.fast.table)
     t = time.perf_counter()
     _probe_binary[(tiles,)](from_numpy(a.astype(np.float32)), from_numpy(b.astype(np.float32)), wrong, hard, n,
-                            *qs, FAST=probe.fast.evaluate, EXACT=probe.exact, K=probe.fast.k, NP=n_params,
+                            *qs, tab, FAST=probe.fast.evaluate, TAB=probe.fast.table is not None,
+                            EXACT=probe.exact, K=probe.fast.k, NP=n_params,
                             BLOCK=BLOCK,
                             **launch.kernel_options())
     h = hard.numpy()

@@ -21,7 +21,7 @@ subnormal results):
               (the op's number parameters reach the fast path as they reach the exact body, and
               u = x beta, x / alpha round as there: the fast value approximates the same function)
     hardswish x = x (x + 3) / 6, a product by 1/6 (the exact body corrects it and rounds to odd)
-    glu(a, b) = a n_b / (1 + e_b), swiglu(g, u) = g u n_g / (1 + e_g), e by libdevice's exp
+    glu(a, b) = a n_b / (1 + e_b), swiglu(g, u) = g u n_g / (1 + e_g), e on exp's core
 No step cancels; each value is within 2^-49.5 of the exact one, so K = 256 (E = 2^-45) holds with
 room 11, except gelu's: u carries ~3.5 float64 ulps and exp(-2u) multiplies them by 2|u|, up to ~90
 where the result is still normal (x >= -12), 2^-44.7 in all: K = 2048 (E = 2^-42), and a flagged
@@ -34,7 +34,6 @@ from x = -14.4375 (clamped there, -inf too) gelu is -2^-151.7 or nearer 0 and ro
 import numpy as np
 import triton
 import triton.language as tl
-from triton.language.extra.cuda import libdevice
 
 from .. import math as kernel_math
 from ..fastpath import FastPath
@@ -203,35 +202,27 @@ def hardswish(x):
 
 
 @triton.jit
-def _gate(w):
-    """(n, 1 + e) of sigmoid for the binary gates, e = exp(-|w|) by libdevice (no table: the
-    launcher hands a table to unary fast paths only); DDIV, the gates' cost, becomes quotient()."""
-    e = libdevice.exp(tl.maximum(tl.abs(w) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL))
-    return tl.where(w >= 0, 1.0, e), 1.0 + e
-
-
-@triton.jit
 def _finite(a, b):
     return (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf"))
 
 
 @triton.jit
-def glu(a, b):
+def glu(a, b, tab):
     """a, b float32 -> (float64 a sigmoid(b), hard: an infinite or NaN operand (a = inf with b = -inf
     is inf * 0 there), NaN and subnormal results near a boundary). a n rounds once, the quotient
     ~2^-52: within 2^-51."""
-    n, d = _gate(b.to(tl.float64))
+    n, d = _exp_neg_abs(b.to(tl.float64), tab)
     y = quotient(a.to(tl.float64) * n, d)
     return y, ~_finite(a, b) | subnormal_hard(y, HARD_K)
 
 
 @triton.jit
-def swiglu(g, u):
+def swiglu(g, u, tab):
     """g, u float32 -> (float64 g sigmoid(g) u, hard: as glu's). g u is exact in float64 (48 bits);
     where g u is a float32 tie (g > 32: sigmoid 1 - e with e under the window, or tiny g: g u/2)
     the value lies within the window of it and the exact body, which keeps the residual, decides."""
     wg = g.to(tl.float64)
-    n, d = _gate(wg)
+    n, d = _exp_neg_abs(wg, tab)
     y = quotient((wg * u.to(tl.float64)) * n, d)
     return y, ~_finite(g, u) | subnormal_hard(y, HARD_K)
 
@@ -286,5 +277,5 @@ SOFTPLUS = FastPath(softplus, table=EXP_LOG_TABLE, k=HARD_K, reference=softplus6
 ELU = FastPath(elu, table=EXP_TABLE, k=HARD_K, reference=elu64)
 CELU = FastPath(celu, table=EXP_TABLE, k=HARD_K, reference=celu64)
 HARDSWISH = FastPath(hardswish, k=HARD_K, reference=hardswish64)
-GLU = FastPath(glu, k=HARD_K)
-SWIGLU = FastPath(swiglu, k=HARD_K)
+GLU = FastPath(glu, table=EXP_TABLE, k=HARD_K)
+SWIGLU = FastPath(swiglu, table=EXP_TABLE, k=HARD_K)

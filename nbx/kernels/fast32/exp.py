@@ -47,14 +47,16 @@ EXPM1_LOW = tl.constexpr(-200.0)               # expm1 rounds to -1 from -17.33 
 
 
 @triton.jit
-def _reduce(w, tab):
-    """w float64, |w| <= 700 or NaN -> (p = e^r - 1, TM1 = 2^(j/256) - 1, 2^m) with w = (256 m + j) L + r.
-    A NaN w reads a valid table entry (j is its garbage low bits, masked) and gives NaN."""
+def _reduce(w, lo, tab):
+    """w float64, |w| <= 700 or NaN, lo a low part (|lo| <= 2^-40; 0.0: none, folded away) -> (p =
+    e^r - 1, TM1 = 2^(j/256) - 1, 2^m) with w + lo = (256 m + j) L + r. w - k L_HI is exact for any
+    float64 w (Sterbenz: w lies within L/2 of k L_HI). A NaN w reads a valid table entry (j is its
+    garbage low bits, masked) and gives NaN."""
     t = w * INV_L + MAGIC
     kf = t - MAGIC
     k = t.to(tl.int64, bitcast=True).to(tl.int32)
     r = w - kf * L_HI
-    r = r - kf * L_LO
+    r = r - (kf * L_LO - lo)
     j = ((k + 128) & 255) - 128
     m = (k - j) >> 8
     tm1 = tl.load(tab + (j + 128))
@@ -66,7 +68,14 @@ def _reduce(w, tab):
 @triton.jit
 def exp_core(w, tab):
     """exp(w) within 2^-52 relative, w float64 in [-700, 700] (or NaN), tab = EXP_TABLE."""
-    p, tm1, p2 = _reduce(w, tab)
+    return exp_core2(w, 0.0, tab)
+
+
+@triton.jit
+def exp_core2(w, lo, tab):
+    """exp(w + lo) within 2^-52 relative, w float64 in [-700, 700] (or NaN) and lo its low part
+    (|lo| <= 2^-40), tab = EXP_TABLE."""
+    p, tm1, p2 = _reduce(w, lo, tab)
     t = 1.0 + tm1
     return p2 * tl.fma(t, p, t)
 
@@ -75,7 +84,7 @@ def exp_core(w, tab):
 def expm1_core(w, tab):
     """expm1(w) within 2^-51 relative, w float64 in [-700, 700] (or NaN), tab = EXP_TABLE; a zero
     w gives +0 (callers copy the sign)."""
-    p, tm1, p2 = _reduce(w, tab)
+    p, tm1, p2 = _reduce(w, 0.0, tab)
     b = tl.fma(1.0 + tm1, p, tm1)
     return tl.fma(p2, b, p2 - 1.0)
 
