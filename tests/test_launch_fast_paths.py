@@ -251,3 +251,29 @@ def test_the_threshold_is_the_fast_paths_own_window(k, want, kernel):
     launch.launch(_window_exact, out, [x], [], compute=[nbx.float32], op="window",
                   fast=FastPath(_window_eval, k=k), config=LaunchConfig(flat=kernel))
     assert set(out.numpy().tolist()) == {np.float32(want)}
+
+
+def _pow_operands(n, seed):
+    """Random pairs over 2^-40..2^40 and their edges (fastpath.random_pairs), realistic ones, and
+    exact powers: 4097^2 = 2^24 + 2^13 + 1 is a float32 midpoint (an exact tie), 3^11 and 2^-149
+    exact values, negative bases with odd, even and fractional exponents."""
+    from nbx.harness.suites import fastpath
+    a, b = fastpath.random_pairs(n, seed=seed)
+    rng = np.random.default_rng(seed)
+    k = n // 4
+    a[:k] = rng.uniform(0.01, 10.0, k)
+    b[:k] = rng.standard_normal(k) * 8
+    special = [(4097.0, 2.0), (3.0, 11.0), (2.0, -149.0), (0.5, 149.5), (-3.0, 3.0), (-3.0, 4.0), (-2.0, 0.5),
+               (-0.0, 3.0), (0.0, -1.0), (np.inf, -0.5), (1.0, np.nan), (np.nan, 0.0), (1.0000001, 1e9),
+               (0.9999999, -1e9), (-1.0, 16777217.0), (65535.0, 8.0), (1e-38, 0.25)]
+    for i, (x, y) in enumerate(special):
+        a[k + 257 * i], b[k + 257 * i] = x, y
+    return nbx.from_numpy(a), nbx.from_numpy(b)
+
+
+@pytest.mark.parametrize("block", [0, 256], ids=["own-tile", "tile256"])
+def test_pow_fast_path_equals_the_exact_body(kernel, block):
+    # tiles of 256 (the flat kernel): each special operand pair shares its tile with ordinary ones only
+    A, B = _pow_operands(70000, seed=7)
+    got = _run("pow", A, B, config=LaunchConfig(flat=kernel, block=block)).numpy()
+    np.testing.assert_array_equal(_bits(got), _bits(_run("pow", A, B, config=EXACT).numpy()))

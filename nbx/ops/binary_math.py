@@ -4,7 +4,7 @@ import triton.language as tl
 
 from ..dtype import ALL, NUMERIC
 from ..kernels import math as m
-from ..kernels.fast32 import libm
+from ..kernels.fast32 import libm, pow as fast_pow
 from ..promotion import is_scalar
 from ..tensor import Tensor
 from .arithmetic import int_division_fault
@@ -293,7 +293,7 @@ binary("pow", "P", NUMERIC, by_compute(_pow_float, _pow_int),
        "|n| <= 4 is exact multiplication (float32 in float64); other float cases are libdevice pow (C pow: "
        "0**0 = NaN**0 = 1**NaN = 1). Integers: exact with wrap-around; a negative integer exponent is a "
        "ValueError.", operand_names=("input", "exponent"), fault=_negative_exponent, compose=_pow_compose,
-       fast32=libm.POW,
+       fast32=fast_pow.POW,
        # libdevice's float64 pow settled at float32 midpoints in double-double (math._pow_settle), exact
        # powers exact: 0 of 2^32 stratified float32 tuples misrounded, none left out (H100)
        verify=Verify(correctly_rounded=CR16, roles={1: EXPONENT}))
