@@ -15,7 +15,8 @@ import triton.language as tl
 import nbx
 from nbx.dtype import float32
 from nbx.harness.suites import fastpath
-from nbx.kernels.fast32 import erf, keys
+from nbx.kernels import launch
+from nbx.kernels.fast32 import atan, erf, keys
 from nbx.ops.registry import Typing
 
 UNARY = fastpath.fast_paths(arity=1)
@@ -27,7 +28,9 @@ def test_the_fast_paths_are_found_from_the_specs():
     assert {p.label for p in UNARY} == {"log", "log2", "log10", "sin", "cos", "tan", "rsqrt", "erf", "expm1", "tanh",
                                         "sinh", "cosh", "sigmoid", "silu", "selu", "mish", "gelu:approximate=tanh",
                                         "log1p", "log_sigmoid", "hardswish", "asinh", "acosh", "atanh",
-                                        "erfc", "gelu"}
+                                        "erfc", "gelu", "atan", "asin", "acos", "softplus",
+                                        "softplus:beta=2.0:threshold=10.0", "elu", "elu:alpha=0.5", "celu",
+                                        "celu:alpha=2.0"}
     assert {p.label for p in BINARY} == {"floor_divide", "div:rounding_mode=trunc", "div:rounding_mode=floor",
                                          "atan2", "pow", "swiglu", "glu", "silu_and_mul"}
     f32 = Typing(float32, float32, (float32,))
@@ -50,10 +53,10 @@ def test_fast_value_within_the_bound_and_never_wrong(probe):
 
 @pytest.mark.parametrize("probe", UNARY, ids=_ids)
 def test_ordinary_inputs_take_the_fast_path(probe):
-    # 2^16 consecutive float32 from 1.0 up (one binade slice; from 0.5 up for atanh, whose domain
-    # ends at 1): almost no tile may fall back, or the fast path would be dead code behind a
-    # rounding test that always fails
-    one = int(np.float32(0.5 if probe.spec.name == "atanh" else 1.0).view(np.uint32))
+    # 2^16 consecutive float32 from 1.0 up (one binade slice; from 0.5 up for atanh, asin and acos,
+    # whose domains end at 1): almost no tile may fall back, or the fast path would be dead code
+    # behind a rounding test that always fails
+    one = int(np.float32(0.5 if probe.spec.name in ("atanh", "asin", "acos") else 1.0).view(np.uint32))
     row = fastpath.probe_unary(probe, 16, start=one, stride=1, chunk_log2=16)
     assert row["wrong"] == 0, row
     # hardswish: x(x + 3)/6 is dyadic for x = 1 + k 2^-23 with k = 1 mod 3, and an exact float32
@@ -82,7 +85,8 @@ def test_binary_fast_path_matches_the_exact_body(probe):
         assert row["wrong"] == 0, row
 
 
-@pytest.mark.parametrize("op", ["log", "log2", "log10", "sin", "cos", "tan", "rsqrt", "erf", "expm1", "tanh", "sinh", "cosh", "log1p"])
+@pytest.mark.parametrize("op", ["log", "log2", "log10", "sin", "cos", "tan", "rsqrt", "erf", "expm1", "tanh", "sinh", "cosh",
+                                "log1p", "atan"])
 def test_op_equals_the_float64_path_on_fast_and_fallback_tiles(op):
     rng = np.random.default_rng(3)
     x = rng.uniform(0.01, 100.0, 8192).astype(np.float32)
@@ -97,6 +101,48 @@ def test_op_equals_the_float64_path_on_fast_and_fallback_tiles(op):
     # NaN payloads are the libraries' own (libdevice's erf returns 0x7fffffff, numpy 0x7fc00000)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(got[~np.isnan(want)].view(np.uint32), want[~np.isnan(want)].view(np.uint32))
+
+
+@triton.jit
+def _evaluate_kernel(x_ptr, y_ptr, outside_ptr, tab, FAST: tl.constexpr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    y, outside = FAST(tl.load(x_ptr + i), tab)
+    tl.store(y_ptr + i, y)
+    tl.store(outside_ptr + i, outside.to(tl.int8))
+
+
+# x, atan, asin, acos: the float32 results the fast path must give itself (None: it must flag x)
+_HALF_PI = np.float32(math.pi / 2)
+INVERSE_TRIG_SPECIALS = [
+    (0.0, 0.0, 0.0, _HALF_PI), (-0.0, -0.0, -0.0, _HALF_PI),
+    (np.inf, _HALF_PI, None, None), (-np.inf, -_HALF_PI, None, None),
+    (1.0, np.float32(math.pi / 4), _HALF_PI, 0.0), (-1.0, -np.float32(math.pi / 4), -_HALF_PI, None),
+    (np.nextafter(np.float32(1), np.float32(2)), np.float32(math.atan(1.0000001192092896)), None, None),
+    (3.4028235e38, _HALF_PI, None, None), (np.nan, None, None, None),
+    (1e-45, None, None, np.float32(math.pi / 2)), (2.0 ** -126, np.float32(2.0 ** -126), np.float32(2.0 ** -126), _HALF_PI),
+]
+
+
+@pytest.mark.parametrize("op", ["atan", "asin", "acos"])
+def test_inverse_trig_special_values_on_the_fast_path(op):
+    """Signed zeros, +-1 and +-inf are decided by the fast path itself (atan(-0) = -0, atan(+-inf) =
+    +-pi/2, asin(+-1) = +-pi/2, acos(1) = +0); NaN, |x| > 1 (asin, acos), acos(-1) and subnormal x
+    (atan, asin: a subnormal result) are flagged for the exact body."""
+    fast = {"atan": atan.ATAN, "asin": atan.ASIN, "acos": atan.ACOS}[op]
+    col = ["atan", "asin", "acos"].index(op) + 1
+    x = np.array([row[0] for row in INVERSE_TRIG_SPECIALS], np.float32)
+    n = triton.next_power_of_2(len(x))
+    buf = np.full(n, 0.5, np.float32)
+    buf[:len(x)] = x
+    y, outside = nbx.empty(n, dtype="float64"), nbx.empty(n, dtype="int8")
+    _evaluate_kernel[(1,)](nbx.from_numpy(buf), y, outside, launch.device_table(fast.table), FAST=fast.evaluate, N=n)
+    got, flagged = y.numpy()[:len(x)].astype(np.float32), outside.numpy()[:len(x)] != 0
+    for xi, g, f, row in zip(x, got, flagged, INVERSE_TRIG_SPECIALS):
+        want = row[col]
+        if want is None:
+            assert f, (op, xi)
+        else:
+            assert not f and g.view(np.uint32) == np.float32(want).view(np.uint32), (op, xi, g, want)
 
 
 @pytest.mark.parametrize("op", ["floor_divide", "div_floor", "div_trunc"])
@@ -186,9 +232,12 @@ def test_subnormal_results_take_the_fast_path_and_equal_the_exact_body(op):
 
 COMPILE = r'''
 fastpath = importlib.import_module("nbx.harness.suites.fastpath")
+PSIG = {"p0": "*fp64", "p1": "*fp64", "p2": "*fp64"}    # the number parameters (as bench/sass_mix.py has them)
 SIG = {"err_out": "*fp64", "hard_out": "*i32", "wrong_out": "*i32", "first_out": "*i64", "start": "i64",
-       "stride": "i64", "tab": "*fp64"}
-BSIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "wrong_out": "*i32", "outside_out": "*i32", "n": "i32"}
+       "stride": "i64", **PSIG, "tab": "*fp64"}
+BSIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "wrong_out": "*i32", "outside_out": "*i32", "n": "i32", **PSIG,
+        "tab": "*fp64"}
+n_params = lambda p: sum(q.kind == "number" for q in p.spec.params)
 failed = 0
 
 def compile_probe(label, kernel, signature, const):
@@ -206,9 +255,11 @@ for p in fastpath.fast_paths(arity=1):
     if isinstance(p.fast.table, tuple):
         continue                      # kernel parameters (erf, sin, cos, tan): the probes compile on the GPU
     compile_probe(p.label, fastpath._probe, SIG, {"FAST": p.fast.evaluate, "TAB": p.fast.table is not None,
-                                            "EXACT": p.exact, "REF": p.fast.reference, "K": p.fast.k, "BLOCK": 1024})
+                                            "EXACT": p.exact, "REF": p.fast.reference, "K": p.fast.k,
+                                            "NP": n_params(p), "BLOCK": 1024})
 for p in fastpath.fast_paths(arity=2):
-    compile_probe(p.label, fastpath._probe_binary, BSIG, {"FAST": p.fast.evaluate, "EXACT": p.exact, "K": p.fast.k,
+    compile_probe(p.label, fastpath._probe_binary, BSIG, {"FAST": p.fast.evaluate, "TAB": p.fast.table is not None,
+                                                    "EXACT": p.exact, "K": p.fast.k, "NP": n_params(p),
                                                     "BLOCK": 1024})
 print("failed", failed)
 '''

@@ -79,6 +79,18 @@ def log1p_p(r):
     return (mp.log1p(r) - r) / r ** 2
 
 
+# atan(r) = r + r z P(z), z = r^2: fast32/atan.py reduces u in [0, 1] by c = k/128 (k = 128 u
+# rounded, u from the hardware's ~2^-20 reciprocal: |u - c| <= 1/256 + 2^-18) to r = (u - c)/(1 + u c)
+ATAN_R = mp.mpf(1) / 256 + mp.mpf(2) ** -18
+
+
+def atan_p(z):
+    if z < mp.mpf("1e-40"):
+        return -mp.mpf(1) / 3 + z / 5
+    r = mp.sqrt(z)
+    return (mp.atan(r) - r) / (r * z)
+
+
 # name: (g, weight (error of the final result per unit error of P), lo, hi, degree, form, interval,
 # what the error is relative to)
 TABLES = {
@@ -89,6 +101,8 @@ TABLES = {
                 "absolute"),
     "SIN_S": (sin_s, lambda z: z, 0, TRIG_Z, 5, "sin(r) = r + r z S(z), z = r^2", "|r| <= pi/4 (1.0001 in z)",
               "absolute times z"),
+    "ATAN_P": (atan_p, lambda z: z, 0, ATAN_R ** 2, 1, "atan(r) = r + r z P(z), z = r^2", "|r| <= 1/256 + 2^-18",
+               "absolute times z"),
 }
 
 

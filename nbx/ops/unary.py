@@ -5,7 +5,7 @@ import triton.language as tl
 
 from ..dtype import ALL, NUMERIC, int8
 from ..kernels import math as m
-from ..kernels.fast32 import erf, erfc, exp, log, rsqrt, trig
+from ..kernels.fast32 import atan, erf, erfc, exp, log, rsqrt, trig
 from .registry import Select, op
 from .verify import CR16, BigCase, Verify
 
@@ -142,10 +142,13 @@ unary("sinh", "F", ALL, m.sinh, "sinh(x), float math (rule F): integers and bool
 unary("cosh", "F", ALL, m.cosh, "cosh(x), float math (rule F): integers and bool compute in float32.", fast32=exp.COSH,
       verify=Verify(correctly_rounded=CR16))
 unary("asin", "F", ALL, m.asin, "asin(x), float math (rule F): integers and bool compute in float32.",
+      fast32=atan.ASIN,
       verify=Verify(correctly_rounded=CR16))
 unary("acos", "F", ALL, m.acos, "acos(x), float math (rule F): integers and bool compute in float32.",
+      fast32=atan.ACOS,
       verify=Verify(correctly_rounded=CR16))
 unary("atan", "F", ALL, m.atan, "atan(x), float math (rule F): integers and bool compute in float32.",
+      fast32=atan.ATAN,
       verify=Verify(correctly_rounded=CR16))
 unary("asinh", "F", ALL, m.asinh, "asinh(x), float math (rule F): integers and bool compute in float32.",
       fast32=log.ASINH,

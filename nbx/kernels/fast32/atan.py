@@ -1,0 +1,135 @@
+"""atan, asin and acos of float32 x on one float64 core: atan of a ratio lo/hi from a table of 129
+arctangents and one quotient.
+
+The core, atan_ratio(lo, hi, swap), for float64 0 <= lo <= hi, hi > 0: u = lo/hi in [0, 1] is
+rounded to c = k/128 through the hardware's ~2^-20 reciprocal of hi (one fma onto 1.5 * 2^45, whose
+ulp is 1/128, so its low word is k), |u - c| <= 2^-8 + 2^-18, and
+    atan(lo/hi) = atan(c) + atan(r),            r = (lo - c hi) / (hi + c lo),  |r| <= |u - c|
+    atan(hi/lo) = (pi/2 - atan(c)) - atan(r)    (swap: the ratio was inverted to reach [0, 1])
+lo - c hi and hi + c lo are one fma each (c hi and c lo exact inside it, one rounding), and the
+quotient is divide.quotient (~2^-52), so r is within 2^-51 of its value relative to r. atan(r) = r +
+r z P(z), z = r^2, P of degree 1 (tools/fit_fast32.py ATAN_P: 2^-55.5 of r). The table holds atan(k/128)
+and pi/2 - atan(k/128), k = 0 .. 128, rounded to float64 (mpmath, 40 digits). The sum A +- atan(r)
+cancels at most 2x (k = 1 without swap: A = atan(2^-7) against a result >= atan(2^-8 - 2^-18)), so
+A's rounding reaches the result as <= 2^-52 and atan(r)'s error as <= 1.3 2^-51 (|atan r| <= the
+result), plus the last fma's 2^-53: the core is within 2^-49.9 of atan(lo/hi) relative. 13 float64
+operations (9 DFMA, 3 DMUL, 1 DADD), one table load, two reciprocal approximations, no branch.
+
+    atan x = sign(x) core(min(|x|, 1), max(|x|, 1), |x| > 1)
+    asin x = sign(x) core(min(a, s), max(a, s), a > s),    a = |x|, s = sqrt(1 - x^2)
+    acos x = 2 core(min(s, d), max(s, d), s > d),          d = 1 + x
+asin x = atan(x / sqrt(1 - x^2)) and acos x = 2 atan(sqrt(1 - x^2) / (1 + x)) (the half-angle form
+2 atan(sqrt((1 - x)/(1 + x))) with one square root, shared with asin's). For float32 x, x^2 is exact
+in float64 (48 bits), 1 - x^2 is one fma (rounded once: 2^-53, exact for |x| >= 1/8), 1 + x is exact
+for |x| >= 2^-29 (rounded once below), and sqrt_unit is within 1.5 2^-53 of the square root of its
+argument, so the ratio the core receives is within 2^-52 (asin) or 1.5 2^-52 (acos) of the exact one
+relative. atan's relative condition number, w / ((1 + w^2) atan w), is at most 1 for every w >= 0,
+and no step cancels: atan is within 2^-49.9 of the exact values, asin and acos within 2^-49.5, so
+within 2^-49 of libdevice's (2 ulps at most, NVIDIA's table), inside K = 256 (E = 2^-45) with
+room 16. The interpreter's probe of 2^20 inputs
+(bench/fast32_exhaustive.py --log2n 20 --stride 4093, against numpy's float64 functions): max
+relative error 2^-52.00 (atan), 2^-51.00 (asin), 2^-51.28 (acos), WRONG 0. On sm_90 (bench/sass_mix.py)
+atan takes 13 float64 operations and ~50 instructions per element, asin and acos 20 and 21
+float64 operations and ~65 and ~59 instructions.
+
+Special values: |x| is clamped to 2^64 in float32 (FMNMX, NaN kept), so atan(+-inf) = +-pi/2 on the
+fast path (atan(2^64) is pi/2 in float64); asin(+-1) = +-pi/2 (s = 0: lo = 0, swap), acos(1) = +0
+(s = 0, d = 2); the signs are copied from x's sign bit, so atan(-0) = asin(-0) = -0. acos(-1) (s =
+d = 0), |x| > 1 and NaN take the exact path; the index of a NaN ratio is clamped into the table. atan
+and asin are subnormal only at a subnormal x (|atan x| < |x| < |asin x|, and atan(2^-126) rounds to
+2^-126): those x and NaN fall back by an integer test (keys.subnormal_or_nan), as log1p's do, which
+costs no float64 operation where keys.subnormal_hard would cost three. acos is 0 or >= 2^-11.5.
+"""
+import mpmath
+import numpy as np
+import triton
+import triton.language as tl
+from triton.language.extra.cuda import libdevice
+
+from .. import math as kernel_math
+from ..fastpath import FastPath
+from .divide import minus, quotient
+from .exp import with_sign_of
+from .keys import HARD_K, subnormal_or_nan
+from .poly import coefficients, horner
+
+ATAN_P = tl.constexpr(coefficients("ATAN_P"))
+ATAN_N = tl.constexpr(128)                      # c = k / ATAN_N
+MAGIC_C = tl.constexpr(1.5 * 2.0 ** 45)         # ulp 1/128: v + MAGIC_C rounds v to a multiple of 1/128
+# atan(k/128), then pi/2 - atan(k/128), k = 0 .. 128
+with mpmath.workdps(40):
+    ATAN_TABLE = np.array([float(mpmath.atan(mpmath.mpf(k) / ATAN_N.value)) for k in range(ATAN_N.value + 1)]
+                          + [float(mpmath.pi / 2 - mpmath.atan(mpmath.mpf(k) / ATAN_N.value))
+                             for k in range(ATAN_N.value + 1)], dtype=np.float64)
+ATAN_CLAMP = tl.constexpr(2.0 ** 64)            # atan(2^64) = pi/2 in float64
+
+
+@triton.jit
+def atan_ratio(lo, hi, swap, tab):
+    """atan(lo/hi), or pi/2 - atan(lo/hi) where swap, for float64 0 <= lo <= hi, hi > 0 (NaN
+    gives NaN), within 2^-49.9 relative; tab = ATAN_TABLE. The sign of the last step is an integer
+    select of +-1.0 (a sign-bit flip of atan(r) compiles to a DADD)."""
+    t = tl.fma(lo, libdevice.rcp64h(hi), MAGIC_C)
+    c = t - MAGIC_C                                                     # k/128
+    k = tl.minimum(t.to(tl.int64, bitcast=True).to(tl.int32).to(tl.uint32, bitcast=True), ATAN_N)
+    a = tl.load(tab + (k.to(tl.int32) + swap.to(tl.int32) * (ATAN_N + 1)))
+    r = quotient(tl.fma(c, minus(hi), lo), tl.fma(c, lo, hi))
+    z = r * r
+    p = tl.fma(r * z, horner(z, ATAN_P, 2), r)
+    sign = tl.where(swap, -0x4010000000000000, 0x3FF0000000000000).to(tl.float64, bitcast=True)
+    return tl.fma(sign, p, a)
+
+
+@triton.jit
+def sqrt_unit(q, x):
+    """sqrt(q) for float64 q = 1 - x^2 in [0, 1], x float32, within 1.5 2^-53 relative: g = q y0
+    with y0 float32's rsqrt of 1 - x^2 in float32 (one fma: ~2^-22 with the rsqrt's error), e = 1 -
+    g y0, sqrt q = g (1 + e/2 + 3e^2/8) + O(e^3 = 2^-64). g's rounding reaches e too and half of it
+    cancels. q = 0 gives +0 (y0 of the float32 clamped at 2^-126 is finite)."""
+    q32 = libdevice.fma(x * -1.0, x, 1.0)
+    y0 = libdevice.rsqrt(tl.maximum(q32, 1.1754943508222875e-38)).to(tl.float64)
+    g = q * y0
+    e = tl.fma(minus(g), y0, 1.0)
+    return tl.fma(g * e, tl.fma(e, 0.375, 0.5), g)
+
+
+@triton.jit
+def atan(x, tab):
+    """x float32, tab = ATAN_TABLE -> (float64 atan(x), outside: subnormal x and NaN)."""
+    a = tl.minimum(tl.abs(x), ATAN_CLAMP, propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
+    # swap from x's bits and lo, hi as integer selects: compared as floats, the selects become a
+    # float32 min and max, each converted to float64 apart (F2F, 16 a clock on an SM)
+    swap = (x.to(tl.int32, bitcast=True) & 0x7FFFFFFF) > 0x3F800000
+    ab = a.to(tl.int64, bitcast=True)
+    one = 0x3FF0000000000000
+    lo = tl.where(swap, one, ab).to(tl.float64, bitcast=True)
+    hi = tl.where(swap, ab, one).to(tl.float64, bitcast=True)
+    y = atan_ratio(lo, hi, swap, tab)
+    return with_sign_of(y, x), subnormal_or_nan(x)
+
+
+@triton.jit
+def asin(x, tab):
+    """x float32, tab = ATAN_TABLE -> (float64 asin(x), outside: |x| > 1, subnormal x and NaN)."""
+    w = x.to(tl.float64)
+    a = tl.abs(w)
+    s = sqrt_unit(tl.fma(minus(w), w, 1.0), x)
+    swap = a > s
+    y = atan_ratio(tl.where(swap, s, a), tl.where(swap, a, s), swap, tab)
+    return with_sign_of(y, x), subnormal_or_nan(x) | ~(tl.abs(x) <= 1.0)
+
+
+@triton.jit
+def acos(x, tab):
+    """x float32, tab = ATAN_TABLE -> (float64 acos(x), outside: x <= -1, x > 1 and NaN)."""
+    w = x.to(tl.float64)
+    s = sqrt_unit(tl.fma(minus(w), w, 1.0), x)
+    d = 1.0 + w
+    swap = s > d
+    y = atan_ratio(tl.where(swap, d, s), tl.where(swap, s, d), swap, tab) * 2.0
+    return y, ~((x > -1.0) & (x <= 1.0))
+
+
+ATAN = FastPath(atan, table=ATAN_TABLE, k=HARD_K, reference=kernel_math.atan)
+ASIN = FastPath(asin, table=ATAN_TABLE, k=HARD_K, reference=kernel_math.asin)
+ACOS = FastPath(acos, table=ATAN_TABLE, k=HARD_K, reference=kernel_math.acos)
