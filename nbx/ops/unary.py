@@ -5,7 +5,7 @@ import triton.language as tl
 
 from ..dtype import ALL, NUMERIC, int8
 from ..kernels import math as m
-from ..kernels.fast32 import atan, erf, erfc, exp, log, rsqrt, trig
+from ..kernels.fast32 import atan, cbrt, erf, erfc, exp, log, rsqrt, trig
 from .registry import Select, op
 from .verify import CR16, BigCase, Verify
 
@@ -160,7 +160,7 @@ unary("atanh", "F", ALL, m.atanh, "atanh(x), float math (rule F): integers and b
       fast32=log.ATANH,
       verify=Verify(correctly_rounded=CR16))
 unary("cbrt", "F", ALL, m.cbrt, "cbrt(x), float math (rule F): integers and bool compute in float32.",
-      verify=Verify(correctly_rounded=CR16))
+      fast32=cbrt.CBRT, verify=Verify(correctly_rounded=CR16))
 unary("erfc", "F", ALL, m.erfc, "erfc(x), float math (rule F): integers and bool compute in float32.",
       fast32=erfc.ERFC, verify=Verify(correctly_rounded=CR16))
 unary("sign", "S", ALL, _sign, "-1, 0 or 1 with the input's dtype; sign(-0.0) = -0.0, sign(NaN) = NaN.",
