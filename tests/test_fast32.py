@@ -30,7 +30,7 @@ def test_the_fast_paths_are_found_from_the_specs():
                                         "log1p", "log_sigmoid", "hardswish", "asinh", "acosh", "atanh",
                                         "erfc", "gelu", "atan", "asin", "acos", "softplus",
                                         "softplus:beta=2.0:threshold=10.0", "elu", "elu:alpha=0.5", "celu",
-                                        "celu:alpha=2.0"}
+                                        "celu:alpha=2.0", "cbrt"}
     assert {p.label for p in BINARY} == {"floor_divide", "div:rounding_mode=trunc", "div:rounding_mode=floor",
                                          "atan2", "pow", "swiglu", "glu", "silu_and_mul"}
     f32 = Typing(float32, float32, (float32,))
@@ -143,6 +143,36 @@ def test_inverse_trig_special_values_on_the_fast_path(op):
             assert f, (op, xi)
         else:
             assert not f and g.view(np.uint32) == np.float32(want).view(np.uint32), (op, xi, g, want)
+
+
+@triton.jit
+def _evaluate2_kernel(a_ptr, b_ptr, y_ptr, outside_ptr, tab, FAST: tl.constexpr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    y, outside = FAST(tl.load(a_ptr + i), tl.load(b_ptr + i), tab)
+    tl.store(y_ptr + i, y)
+    tl.store(outside_ptr + i, outside.to(tl.int8))
+
+
+def test_atan2_quadrants_and_signed_zeros_on_the_fast_path():
+    """Every sign of y and x (zeros included), |y| below, equal to and above |x|: C's atan2 (numpy's
+    on float64, rounded once) from the fast path itself; an infinite or NaN operand, both operands
+    zero, and a subnormal result near a boundary are flagged for the exact body."""
+    mags = np.array([0.0, 1e-45, 0.75, 1.0, 3.0, 3.4028235e38], np.float32)
+    vals = np.concatenate([mags, -mags, np.array([np.inf, -np.inf, np.nan], np.float32)])
+    a, b = (v.ravel() for v in np.meshgrid(vals, vals))
+    n = triton.next_power_of_2(a.size)
+    bufs = [np.full(n, 0.5, np.float32) for _ in range(2)]
+    bufs[0][:a.size], bufs[1][:b.size] = a, b
+    y, outside = nbx.empty(n, dtype="float64"), nbx.empty(n, dtype="int8")
+    _evaluate2_kernel[(1,)](nbx.from_numpy(bufs[0]), nbx.from_numpy(bufs[1]), y, outside,
+                            launch.device_table(atan.ATAN_TABLE), FAST=atan.ATAN2.evaluate, N=n)
+    got, flagged = y.numpy()[:a.size].astype(np.float32), outside.numpy()[:a.size] != 0
+    special = ~np.isfinite(a) | ~np.isfinite(b) | ((a == 0) & (b == 0))
+    assert flagged[special].all()
+    want = np.arctan2(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    keep = ~flagged
+    assert keep.sum() >= 140
+    np.testing.assert_array_equal(got[keep].view(np.uint32), want[keep].view(np.uint32))
 
 
 @pytest.mark.parametrize("op", ["floor_divide", "div_floor", "div_trunc"])

@@ -4,7 +4,7 @@ import triton.language as tl
 
 from ..dtype import ALL, NUMERIC
 from ..kernels import math as m
-from ..kernels.fast32 import libm, pow as fast_pow
+from ..kernels.fast32 import atan as fast_atan, pow as fast_pow
 from ..promotion import is_scalar
 from ..tensor import Tensor
 from .arithmetic import int_division_fault
@@ -126,7 +126,7 @@ binary("fmax", "P", ALL, _fmax, "Maximum ignoring NaN (NaN only when both are Na
 binary("fmin", "P", ALL, _fmin, "Minimum ignoring NaN (NaN only when both are NaN); -0.0 < +0.0.",
        verify=Verify(correctly_rounded=CR16))
 binary("atan2", "F", ALL, by_storage(_atan2, _atan2_16), "atan2(input, other) with C's quadrant and signed-zero rules.",
-       fast32=libm.ATAN2,
+       fast32=fast_atan.ATAN2,
        # float32: the tiny-ratio series and the double-double midpoint settling (math._atan2_settle):
        # 0 of 2^32 stratified tuples misrounded, none left out (H100)
        verify=Verify(correctly_rounded=CR16))
