@@ -54,6 +54,18 @@ def test_exact_path_fraction_is_counted_for_fast_paths_only(table):
     assert uniform and max(uniform) < 0.5
 
 
+@pytest.mark.parametrize("label", ["pow", "softplus"])
+def test_exact_path_fraction_of_a_composed_op_and_one_with_parameters(label):
+    # pow runs through its compose hook (plain_spec), softplus takes two numbers: the marked exact
+    # body must reach the launch in both, so the hard mix (every pair outside the fast domain for
+    # pow) counts as exact-path elements
+    t = elementwise.bench_targets([label])[0]
+    tensors = distributions.Inputs().flat(t, "hard", 1 << 12)
+    elementwise.registry.run(elementwise.OPS[t.op], list(tensors), dict(t.params))   # the op itself first, as the bench runs it
+    frac = elementwise.exact_fraction(t, tensors)
+    assert (frac > 0.5) if label == "pow" else (0.0 <= frac <= 1.0)
+
+
 @pytest.mark.parametrize("op", ["add", "floor_divide", "bitwise_and", "bitwise_left_shift", "where", "lerp"])
 @pytest.mark.parametrize("layout", distributions.LAYOUTS)
 def test_operands_are_distinct_tensors(op, layout):

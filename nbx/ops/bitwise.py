@@ -47,9 +47,10 @@ def plain_spec(spec: OpSpec, **changes) -> OpSpec:
     """The spec without its compose hook (and with `changes`), unregistered and cached: what a
     compose hook runs after its own validation or body choice."""
     key = (spec.name, tuple(sorted((k, id(v)) for k, v in changes.items())))
-    inner = _PLAIN.get(key)
-    if inner is None:
-        inner = _PLAIN[key] = dataclasses.replace(spec, compose=None, **changes)
+    outer, inner = _PLAIN.get(key, (None, None))
+    if outer is not spec:             # another spec of the name (a variant built from the op's): its own
+        inner = dataclasses.replace(spec, compose=None, **changes)
+        _PLAIN[key] = (spec, inner)
     return inner
 
 
