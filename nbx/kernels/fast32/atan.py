@@ -64,7 +64,7 @@ from triton.language.extra.cuda import libdevice
 
 from .. import math as kernel_math
 from ..fastpath import FastPath
-from .divide import minus, quotient
+from .divide import minus, quotient, sqrt_seeded
 from .exp import with_sign_of
 from .keys import HARD_K, subnormal_hard, subnormal_or_nan
 from .poly import coefficients, horner
@@ -106,15 +106,9 @@ def atan_ratio(lo, hi, swap, tab):
 
 @triton.jit
 def sqrt_unit(q, x):
-    """sqrt(q) for float64 q = 1 - x^2 in [0, 1], x float32, within 1.5 2^-53 relative: g = q y0
-    with y0 float32's rsqrt of 1 - x^2 in float32 (one fma: ~2^-22 with the rsqrt's error), e = 1 -
-    g y0, sqrt q = g (1 + e/2 + 3e^2/8) + O(e^3 = 2^-64). g's rounding reaches e too and half of it
-    cancels. q = 0 gives +0 (y0 of the float32 clamped at 2^-126 is finite)."""
-    q32 = libdevice.fma(x * -1.0, x, 1.0)
-    y0 = libdevice.rsqrt(tl.maximum(q32, 1.1754943508222875e-38)).to(tl.float64)
-    g = q * y0
-    e = tl.fma(minus(g), y0, 1.0)
-    return tl.fma(g * e, tl.fma(e, 0.375, 0.5), g)
+    """sqrt(q) for float64 q = 1 - x^2 in [0, 1], x float32, within 1.5 2^-53 relative
+    (divide.sqrt_seeded, seeded by 1 - x^2 in one float32 fma)."""
+    return sqrt_seeded(q, libdevice.fma(x * -1.0, x, 1.0))
 
 
 @triton.jit

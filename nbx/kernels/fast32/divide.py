@@ -1,4 +1,5 @@
-"""float64 division without libdevice's special-case branches, and the exact floor/trunc quotient.
+"""float64 division and square root without libdevice's special-case branches, and the exact
+floor/trunc quotient.
 
 The hardware's reciprocal approximation (MUFU.RCP64H, ~2^-20; the interpreter keeps 20 bits of 1/d)
 refined by fmas: quotient() is n/d to ~2^-52 relative for normal d in 4 float64 operations,
@@ -40,6 +41,19 @@ def quotient(n, d):
     r = libdevice.rcp64h(d)
     e = tl.fma(minus(d), r, 1.0)
     return n * tl.fma(r, tl.fma(e, e, e), r)
+
+
+@triton.jit
+def sqrt_seeded(v, v32):
+    """sqrt(v) for float64 v >= 0 within 1.5 2^-53 relative, given v32, v to ~2^-22 in float32 (0 <=
+    v32 < inf): g = v y0 with y0 float32's rsqrt of v32 (MUFU, ~2^-22 with v32's error), e = 1 -
+    g y0, sqrt v = g (1 + e/2 + 3e^2/8) + O(e^3 = 2^-64). g's rounding reaches e too and half of it
+    cancels. v = 0 gives +0 (v32 clamped at 2^-126, so y0 is finite). 7 operations where
+    libdevice's float64 sqrt takes ~20 and a branch for special values."""
+    y0 = libdevice.rsqrt(tl.maximum(v32, 1.1754943508222875e-38)).to(tl.float64)
+    g = v * y0
+    e = tl.fma(minus(g), y0, 1.0)
+    return tl.fma(g * e, tl.fma(e, 0.375, 0.5), g)
 
 
 @triton.jit

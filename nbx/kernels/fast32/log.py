@@ -16,7 +16,7 @@ from triton.language.extra.cuda import libdevice
 
 from .. import math as kernel_math
 from ..fastpath import FastPath
-from .divide import quotient
+from .divide import quotient, sqrt_seeded
 from .exp import with_sign_of
 from .keys import HARD_K, subnormal_or_nan
 from .poly import coefficients
@@ -79,6 +79,7 @@ LOG10 = FastPath(log10, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log10)
 
 
 SQRT_HALF_BITS = tl.constexpr(0x3FE6A09E667F3BCD)   # sqrt(1/2) as float64 bits
+SQRT_BIG = tl.constexpr(2.0 ** 26)                  # asinh, acosh: from here the square root is |x|
 SMALL = tl.constexpr(2.0 ** -20)
 
 
@@ -149,7 +150,8 @@ LOG1P = FastPath(log1p, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log1p)
 #     acosh x = log1p(t + sqrt(t (2 + t))),  t = x - 1
 #     atanh a = log1p(2a / (1 - a)) / 2
 # a^2, x - 1, 2 + t, t (2 + t) and 1 - a are exact in float64 for float32 a and x (48, 24, 26, 50
-# and 24 bits); each sum, sqrt and quotient rounds once, so log1p's argument is within ~2^-51.5 of
+# and 24 bits); each sum and quotient rounds once and the square roots (divide.sqrt_seeded, seeded
+# by float32's rsqrt, no libdevice call) are within 1.5 2^-53, so log1p's argument is within ~2^-51 of
 # the exact one, and log1p's relative condition number w / ((1 + w) log1p w) is at most 1: the
 # values are within 2^-50 of the exact ones, inside K = 256 (E = 2^-45). No step cancels: every
 # term is non-negative. A subnormal x (asinh, atanh: the result is x, subnormal), the domain's
@@ -159,19 +161,27 @@ LOG1P = FastPath(log1p, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log1p)
 @triton.jit
 def asinh(x, tab):
     """x float32 -> (float64 asinh(x), outside: subnormal, inf, NaN). x's sign bit is copied onto
-    asinh|x| >= 0, so -0 gives -0."""
+    asinh|x| >= 0, so -0 gives -0. From |x| = 2^26 on, sqrt(1 + x^2) is |x| within 2^-53 (and its
+    float32 seed would overflow from 2^64): |x| itself."""
     w = x.to(tl.float64)
     a = tl.abs(w)
     q = a * a
-    y = log1p_wide64(a + quotient(q, 1.0 + libdevice.sqrt(1.0 + q)), tab)
+    x26 = tl.minimum(tl.abs(x), SQRT_BIG)
+    s = tl.where(a < SQRT_BIG, sqrt_seeded(1.0 + q, libdevice.fma(x26, x26, 1.0)), a)
+    y = log1p_wide64(a + quotient(q, 1.0 + s), tab)
     return with_sign_of(y, x), subnormal_or_nan(x) | (a == float("inf"))
 
 
 @triton.jit
 def acosh(x, tab):
-    """x float32 -> (float64 acosh(x), outside: below 1, inf, NaN). acosh(1) = +0."""
-    t = x.to(tl.float64) - 1.0
-    y = log1p_wide64(t + libdevice.sqrt(t * (2.0 + t)), tab)
+    """x float32 -> (float64 acosh(x), outside: below 1, inf, NaN). acosh(1) = +0. From x = 2^26
+    on, sqrt(t (2 + t)) = sqrt(x^2 - 1) is x within 2^-53 (and its float32 seed would overflow
+    from 2^64): x itself."""
+    w = x.to(tl.float64)
+    t = w - 1.0
+    t32 = tl.minimum(x, SQRT_BIG) - 1.0
+    s = tl.where(w < SQRT_BIG, sqrt_seeded(t * (2.0 + t), t32 * (t32 + 2.0)), w)
+    y = log1p_wide64(t + s, tab)
     return y, ~((x >= 1.0) & (x < float("inf")))
 
 
