@@ -53,14 +53,14 @@ def compile_sass(fast, exact, n_in=1, block=0, piece_mask=None, n_params=0, **op
     the fast path's tile (block: another), pieces of 128."""
     block = block or fast.block or 1024
     sig = {"out": "*fp32", "x0": "*fp32", "x1": "*fp32", "x2": "*fp32", "p0": "*fp64", "p1": "*fp64",
-           "p2": "*fp64", "n": "i32", "s0": "constexpr",
-           "s1": "constexpr", "s2": "constexpr", "n_pieces": "i32", "tab": "*fp64"}
+           "p2": "*fp64", "n": "i32", "s0": "constexpr", "s1": "constexpr", "s2": "constexpr", "n_pieces": "i32",
+           "tab": "*fp64", "col_tiles": "i32", "ro": "i32", "r0": "i32", "r1": "i32", "r2": "i32"}
     if isinstance(fast.table, tuple):                 # constants as kernel parameters (int64 bit patterns)
         sig["tab"] = ("i64",) * len(fast.table)
     mask = fast.pieces if piece_mask is None else piece_mask
     consts = dict(s0=1, s1=1, s2=1, FAST=fast.evaluate, EXACT=exact, TAB=fast.table is not None, K=fast.k, N_IN=n_in, NP=n_params,
                   CT0=tl.float32, CT1=tl.float32, CT2=tl.float32, OUT_T=tl.float32, BLOCK=block, PIECE_C=128,
-                  INDEX64=False, STORE_FIRST=fast.store_first, PIECE_MASK=bool(mask), HX=(), HR=(), HN=0)
+                  INDEX64=False, STORE_FIRST=fast.store_first, PIECE_MASK=bool(mask), ROWS=False, HX=(), HR=(), HN=0)
     sig.update({k: "constexpr" for k in consts if k not in sig})
     src = triton.compiler.ASTSource(fn=flat.fast_flat_kernel, signature=sig, constexprs=consts,
                                     attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 7, 12)})

@@ -131,6 +131,19 @@ def test_fast_path_on_a_strided_2d_view(op, piece):
     np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
+@pytest.mark.parametrize("op", ["sin", "softplus", "pow"])
+def test_fast_path_on_the_rows_of_a_padded_slice_and_a_broadcast_row(op, piece, kernel):
+    # fast_flat_kernel row by row (each row's bases in scalar arithmetic) or the 2-D tiles; tiles of
+    # 256 under the interpreter, so rows span several tiles and a tile's pieces split one row
+    base = _hard_input(24 * 1100, seed=4).reshape(24, 1100)
+    x = nbx.from_numpy(base)[:, 37:37 + 1000]
+    config = LaunchConfig(piece=piece, flat=kernel, block=256 if kernel else 0)
+    args = [x, nbx.from_numpy(np.abs(base[0, :1000]) + 0.5)] if op == "pow" else [x]
+    got = _run(op, *args, config=config).numpy()
+    want = _run(op, *[nbx.from_numpy(np.ascontiguousarray(a.numpy())) for a in args], config=EXACT).numpy()
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
 @pytest.mark.parametrize("op", ["sin", "tan"])
 def test_fast_path_with_out_aliasing_the_input(op, piece, kernel):
     # the fallback reloads its inputs: nothing of a flagged tile may be stored before it
@@ -173,7 +186,9 @@ def test_which_fast_launches_are_flat():
     assert flat_(nbx.empty((64, 64), dtype="float32"), [x])
     assert flat_(nbx.empty((64, 64), dtype="float32"), [x, nbx.from_numpy(np.float32(2.0).reshape(()))])
     assert not flat_(nbx.empty((64, 64), dtype="float32"), [x.transpose(0, 1)])
-    assert not flat_(nbx.empty((32, 64), dtype="float32"), [x[::2]])
+    assert flat_(nbx.empty((32, 64), dtype="float32"), [x[::2]])                 # rows of a padded slice
+    assert flat_(nbx.empty((64, 64), dtype="float32"), [x, x[0]])                # and a broadcast row
+    assert not flat_(nbx.empty((4, 4, 64), dtype="float32"), [x.reshape(8, 8, 64)[::2, ::2]])   # two outer dims
     assert not flat_(nbx.empty((64, 64), dtype="float32"), [x], fault=object())
 
 

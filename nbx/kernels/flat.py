@@ -142,22 +142,31 @@ def _exact_pieces(out, x0, x1, x2, q0, q1, q2, base, n, s0, s1, s2, n_pieces, pi
 
 
 @triton.jit
-def fast_flat_kernel(out, x0, x1, x2, p0, p1, p2, n, s0, s1, s2, n_pieces, tab,
+def fast_flat_kernel(out, x0, x1, x2, p0, p1, p2, n, s0, s1, s2, n_pieces, tab, col_tiles, ro, r0, r1, r2,
                      FAST: tl.constexpr, EXACT: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.constexpr,
                      NP: tl.constexpr,
                      CT0: tl.constexpr, CT1: tl.constexpr, CT2: tl.constexpr, OUT_T: tl.constexpr,
                      BLOCK: tl.constexpr, PIECE_C: tl.constexpr, INDEX64: tl.constexpr,
-                     STORE_FIRST: tl.constexpr, PIECE_MASK: tl.constexpr,
+                     STORE_FIRST: tl.constexpr, PIECE_MASK: tl.constexpr, ROWS: tl.constexpr,
                      HX: tl.constexpr, HR: tl.constexpr, HN: tl.constexpr):
-    """A fast path over one flat dim: out contiguous, each input contiguous (stride 1) or one
-    broadcast element (stride 0). The same steps as elementwise_kernel's fast branch without the 2-D
-    tile's row and column index arithmetic, which costs log and sin 5-7% of copy bandwidth on the
-    H200. STORE_FIRST: the fast values are stored before the keys' reduction; a flagged tile's
-    pieces overwrite them after a barrier. Otherwise a flagged tile stores only its pieces (out=
-    aliasing an input: the pieces must reload the inputs unchanged)."""
+    """A fast path over rows of n elements: out's row contiguous, each input's row contiguous
+    (stride 1) or one broadcast element (stride 0); with ROWS, row i of out starts at out + i ro, of
+    input k at xk + i rk (without: one flat dim, one row of n). A program takes one tile of one row,
+    its row's bases in scalar arithmetic. The same steps as elementwise_kernel's fast branch
+    without the 2-D tile's per-element row and column index arithmetic, which costs log and sin
+    5-7% of copy bandwidth on the H200. STORE_FIRST: the fast values are stored before the keys'
+    reduction; a flagged tile's pieces overwrite them after a barrier. Otherwise a flagged tile
+    stores only its pieces (out= aliasing an input: the pieces must reload the inputs unchanged)."""
     pid = tl.program_id(0)
     if INDEX64:
         pid = pid.to(tl.int64)
+    if ROWS:                               # a division per program, not per element
+        row = pid // col_tiles
+        out = out + row * ro
+        x0 = x0 + row * r0
+        x1 = x1 + row * r1
+        x2 = x2 + row * r2
+        pid = pid - row * col_tiles
     base = pid * BLOCK
     offs = base + tl.arange(0, BLOCK)
     mask = offs < n

@@ -180,9 +180,12 @@ DEFAULT = LaunchConfig()
 
 
 def _flat(plan: iterate.Plan, fault) -> bool:
-    """A fast-path launch takes fast_flat_kernel: one flat dim, out contiguous, every input
-    contiguous or a broadcast element, no fault flag."""
-    return (not plan.outer and fault is None and plan.strides[0][0] == 1
+    """A fast-path launch takes fast_flat_kernel: one flat dim, or rows of one outer dim (a padded
+    slice, a broadcast row; on CUDA rows of at least a tile, 1024, so that a program's tile is one
+    row's), out's rows contiguous, every input's rows contiguous or a broadcast element, no fault
+    flag."""
+    rows_ok = not plan.outer or (len(plan.outer) == 1 and (plan.C >= _MAX_C or not backend.IS_CUDA))
+    return (rows_ok and fault is None and plan.strides[0][0] == 1
             and all(st[0] in (0, 1) for st in plan.strides[1:]))
 
 
@@ -275,16 +278,19 @@ def launch(body, out: Tensor, inputs: list[Tensor], params: list[Tensor], *, com
             block = config.block or fast.block
             if block and (backend.IS_CUDA or config.block):
                 block_c = block
-                n_tiles = triton.cdiv(plan.C, block_c)
-                piece_c, n_pieces = _pieces(1, block_c, config.piece)
+            piece_c, n_pieces = _pieces(1, block_c, config.piece)      # a tile is one row's block_c
+            col_tiles = triton.cdiv(plan.C, block_c)
+            rows = plan.outer[0] if plan.outer else 1
+            row_st = [st[1] if plan.outer else 0 for st in st[:4]]
             mask = fast.pieces if config.piece_mask is None else config.piece_mask
             with _np.errstate(all="ignore"):
-                fast_flat_kernel[(n_tiles,)](
+                fast_flat_kernel[(rows * col_tiles,)](
                     out, xs[0], xs[1], xs[2], ps[0], ps[1], ps[2], plan.C, st[1][0], st[2][0], st[3][0], n_pieces, tab,
+                    col_tiles, *row_st,
                     FAST=fast.evaluate, EXACT=body, TAB=fast.table is not None, K=k, N_IN=len(inputs), NP=len(params),
                     CT0=cts[0], CT1=cts[1], CT2=cts[2], OUT_T=out.dtype.tl, BLOCK=block_c, PIECE_C=piece_c,
                     INDEX64=plan.index64, STORE_FIRST=store_first, PIECE_MASK=bool(mask) and n_pieces <= 32,
-                    HX=hx, HR=hr, HN=len(hx), **extra)
+                    ROWS=bool(plan.outer), HX=hx, HR=hr, HN=len(hx), **extra)
             return False
     with _np.errstate(all="ignore"):   # the interpreter's numpy warns on inf/NaN lanes; the GPU does not
         elementwise_kernel[(n_tiles,)](
