@@ -9,7 +9,7 @@ specs hold (nbx/ops/*.py: `fast32=`):
                 exact arguments   (LOG, LOG2, LOG10, LOG1P, ASINH, ACOSH, ATANH)
     exp.py      exp and expm1 cores from a table; expm1, tanh, sinh, cosh   (EXPM1, TANH, SINH, COSH)
     activations.py  sigmoid, silu, mish, selu, elu, celu, gelu's tanh and erf forms on exp.py's
-                cores, log_sigmoid and softplus with log.py's unit log1p core, hardswish; the gates
+                cores, log_sigmoid and softplus with log.py's log1p core, hardswish; the gates
                 of glu and swiglu (silu_and_mul) on exp's core
                                 (SIGMOID, SILU, MISH, SELU, ELU, CELU, LOG_SIGMOID, SOFTPLUS,
                                  HARDSWISH, GLU, SWIGLU; gelu's records are on its spec)

@@ -41,7 +41,7 @@ from .divide import quotient
 from .erfc import GELU_ERF_P, GELU_ERF_Q, erfc_abs
 from .exp import EXP_MAX_ARG, EXP_TABLE, EXPM1_LOW, clamp, exp_core, expm1_core
 from .keys import HARD_K, subnormal_hard, subnormal_or_nan
-from .log import LOG_TABLE, log1p_core64
+from .log import LOG_TABLE, log1p64
 
 # ATen's constants (aten/src/ATen/native/Activation.cpp, torch/nn/functional.py).
 SELU_ALPHA = tl.constexpr(1.6732632423543772848170429916717)
@@ -135,7 +135,7 @@ def log_sigmoid(x, tab):
     -inf; +inf gives -e^-700, which rounds to -0 as the exact body's -(0 + log1p(0)) is."""
     w = x.to(tl.float64)
     e = exp_core(tl.maximum(tl.abs(w) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL), tab)
-    y = tl.minimum(w, 0.0) - log1p_core64(e, tab + LOG_OFFSET)
+    y = tl.minimum(w, 0.0) - log1p64(e, tab + LOG_OFFSET)
     return y, subnormal_hard(y, HARD_K)
 
 
@@ -158,7 +158,7 @@ def softplus(x, beta, threshold, tab):
     w = x.to(tl.float64)
     u = w * beta
     e = exp_core(tl.maximum(tl.abs(u) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL), tab)
-    s = tl.maximum(u, 0.0) + log1p_core64(e, tab + LOG_OFFSET)
+    s = tl.maximum(u, 0.0) + log1p64(e, tab + LOG_OFFSET)
     y = tl.where(u > threshold, w, quotient(s, beta))
     return y, _or_bad(subnormal_hard(y, HARD_K), beta, 2.0 ** -800, 2.0 ** 1000)
 

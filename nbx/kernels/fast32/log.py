@@ -80,23 +80,27 @@ LOG10 = FastPath(log10, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log10)
 
 SQRT_HALF_BITS = tl.constexpr(0x3FE6A09E667F3BCD)   # sqrt(1/2) as float64 bits
 SQRT_BIG = tl.constexpr(2.0 ** 26)                  # asinh, acosh: from here the square root is |x|
-SMALL = tl.constexpr(2.0 ** -20)
 
 
 @triton.jit
-def log_core64(z, tab):
-    """log z within 2^-51.5 relative for float64 z positive and normal, tab = LOG_TABLE: log()'s
-    reduction on a float64 z = 2^e m, m in [sqrt(1/2), sqrt(2)): k/128 from LOG_RCP at m rounded
-    to float32 (|k - 128/m| <= 0.54 + 2^-17), r = m k/128 - 1 in one fma (rounded: 2^-53 |r|),
-    log z = e log 2 - log(k/128) + log1p(r). Near z = 1, e = 0 and k = 128 (log(k/128) = 0), so
-    the error stays relative. Any bit pattern gives m in range and k in the table."""
+def log1p64(a, tab):
+    """log1p(a) within 2^-51 relative for float64 a > -1 (or NaN), tab = LOG_TABLE: log()'s
+    reduction of z = 1 + a = 2^e m, m in [sqrt(1/2), sqrt(2)), with k/128 from LOG_RCP at m rounded
+    to float32 (|k - 128/m| <= 0.54 + 2^-17), and log1p(a) = e log 2 - log(k/128) + log1p(r). z is
+    rounded, but only to choose e and k: r = (1 + a) c - 1 is one fma on a itself, fma(a, c, c - 1)
+    with c = (k/128) 2^-e and c - 1 exact (a multiple of 2^-(7 + e) below 2^53), so r is within
+    2^-53 of its value relative, and |a| < 2^-9 gives e = 0, k = 128 and r = a exactly (log(k/128)
+    = 0): the error stays relative near 0 with no series and no correction for z's rounding. Any
+    bit pattern gives m in range and k in the table; a NaN a gives a NaN r."""
+    z = 1.0 + a
     bits = z.to(tl.int64, bitcast=True)
     e = (bits - SQRT_HALF_BITS) >> 52
     m = (bits - (e << 52)).to(tl.float64, bitcast=True)
     m32 = m.to(tl.float32)
     t = (LOG_RCP[0] + m32 * (LOG_RCP[1] + m32 * (LOG_RCP[2] + m32 * (LOG_RCP[3] + m32 * LOG_RCP[4])))) + MAGIC_K
     k = t.to(tl.int32, bitcast=True) - 0x47C00000
-    r = libdevice.fma(m, (t - MAGIC_K).to(tl.float64), tl.full(m.shape, -1.0, tl.float64))
+    c = (t - MAGIC_K).to(tl.float64) * ((1023 - e) << 52).to(tl.float64, bitcast=True)
+    r = libdevice.fma(a, c, c - 1.0)
     logc = tl.load(tab + (k - LOG_K0))
     p = LOG1P_P[0] + r * (LOG1P_P[1] + r * (LOG1P_P[2] + r * (LOG1P_P[3] + r * LOG1P_P[4])))
     ef = ((e + 0x4338000000000000).to(tl.float64, bitcast=True)) - MAGIC
@@ -104,48 +108,18 @@ def log_core64(z, tab):
 
 
 @triton.jit
-def _log1p_sum(a, z, c, tab):
-    """log1p(a) within 2^-51 relative, given z = 1 + a rounded and c its exact rounding error: a -
-    a^2/2 + a^3/3 below 2^-20 (the next term is 2^-62 of it), else log z + c/z, c/z through the
-    hardware's ~2^-20 reciprocal (c/z is below 2^-53 of z, and log z >= 2^-20 where it is used)."""
-    big = log_core64(z, tab) + c * libdevice.rcp64h(z)
-    return tl.where(a < SMALL, a * (1.0 + a * (-0.5 + a * 0.3333333333333333)), big)
-
-
-@triton.jit
-def log1p_core64(a, tab):
-    """log1p(a) for float64 a in [0, 1] (or NaN): z = 1 + a by Fast2Sum (1 >= a), a NaN a gives a
-    NaN z. log_sigmoid's e = exp(-|x|): 106.6 instructions an element on sm_90 where the wide form
-    below costs it 125.2 and 80 registers (bench/sass_mix.py)."""
-    z = 1.0 + a
-    return _log1p_sum(a, z, a - (z - 1.0), tab)
-
-
-@triton.jit
-def log1p_wide64(a, tab):
-    """log1p(a) for float64 a >= 0 (or NaN): z = 1 + a by Fast2Sum of max(a, 1) and min(a, 1),
-    both NaN for a NaN a (the GPU's min and max drop NaN unless told)."""
-    hi = tl.maximum(a, 1.0, propagate_nan=tl.PropagateNan.ALL)
-    lo = tl.minimum(a, 1.0, propagate_nan=tl.PropagateNan.ALL)
-    z = hi + lo
-    return _log1p_sum(a, z, lo - (z - hi), tab)
-
-
-@triton.jit
 def log1p(x, tab):
-    """x float32 -> (float64 log1p(x), x outside (-1, inf): -1, below, inf, NaN). From |x| = 2^-20
-    up 1 + x is exact in float64 (45 bits) below 2^53, and above it log(1 + x) - log(x) < 2^-53."""
+    """x float32 -> (float64 log1p(x), x outside (-1, inf): -1, below, inf, NaN). log1p(-0) = -0:
+    the core's r = fma(-0, 1, 0) is +0."""
     w = x.to(tl.float64)
     outside = ~((x > -1.0) & (x < float("inf")))
-    big = log_core64(1.0 + w, tab)
-    y = tl.where(tl.abs(w) < SMALL, w * (1.0 + w * (-0.5 + w * 0.3333333333333333)), big)
-    return y, outside | subnormal_or_nan(x)
+    return tl.where(w == 0, w, log1p64(w, tab)), outside | subnormal_or_nan(x)
 
 
 LOG1P = FastPath(log1p, table=LOG_TABLE, k=HARD_K, reference=kernel_math.log1p)
 
 
-# The inverse hyperbolic functions through log1p_wide64, on a = |x| (odd ones take x's sign back):
+# The inverse hyperbolic functions through log1p64, on a = |x| (odd ones take x's sign back):
 #     asinh a = log1p(a + a^2 / (1 + sqrt(1 + a^2)))
 #     acosh x = log1p(t + sqrt(t (2 + t))),  t = x - 1
 #     atanh a = log1p(2a / (1 - a)) / 2
@@ -168,7 +142,7 @@ def asinh(x, tab):
     q = a * a
     x26 = tl.minimum(tl.abs(x), SQRT_BIG)
     s = tl.where(a < SQRT_BIG, sqrt_seeded(1.0 + q, libdevice.fma(x26, x26, 1.0)), a)
-    y = log1p_wide64(a + quotient(q, 1.0 + s), tab)
+    y = log1p64(a + quotient(q, 1.0 + s), tab)
     return with_sign_of(y, x), subnormal_or_nan(x) | (a == float("inf"))
 
 
@@ -181,7 +155,7 @@ def acosh(x, tab):
     t = w - 1.0
     t32 = tl.minimum(x, SQRT_BIG) - 1.0
     s = tl.where(w < SQRT_BIG, sqrt_seeded(t * (2.0 + t), t32 * (t32 + 2.0)), w)
-    y = log1p_wide64(t + s, tab)
+    y = log1p64(t + s, tab)
     return y, ~((x >= 1.0) & (x < float("inf")))
 
 
@@ -191,7 +165,7 @@ def atanh(x, tab):
     onto atanh|x| >= 0, so -0 gives -0."""
     w = x.to(tl.float64)
     a = tl.abs(w)
-    y = log1p_wide64(quotient(a + a, 1.0 - a), tab) * 0.5
+    y = log1p64(quotient(a + a, 1.0 - a), tab) * 0.5
     return with_sign_of(y, x), subnormal_or_nan(x) | ~(a < 1.0)
 
 
