@@ -62,16 +62,19 @@ GELU_ERF_CLAMP = tl.constexpr(14.4375)         # gelu(-14.4375) = -2^-151.7 roun
 
 
 @triton.jit
-def _exp_neg_abs(w, tab):
-    """(n, 1 + e) of sigmoid: e = exp(-|w|), n = 1 for w >= 0 else e (NaN for NaN)."""
-    e = exp_core(tl.maximum(tl.abs(w) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL), tab)
-    return tl.where(w >= 0, 1.0, e), 1.0 + e
+def _exp_neg_abs(x, tab):
+    """(n, 1 + e) of sigmoid for float32 x: e = exp(-|x|), n = 1 for x >= 0 else e (NaN for NaN).
+    -|x| is clamped at -700 in float32 (one FMNMX keeping NaN; a float64 clamp keeping NaN is ~8
+    instructions on sm_90) and then widened, exactly."""
+    e = exp_core(tl.maximum(tl.abs(x) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL).to(tl.float64),
+                 tab)
+    return tl.where(x >= 0, 1.0, e), 1.0 + e
 
 
 @triton.jit
 def sigmoid(x, tab):
     """x float32 -> (float64 sigmoid(x), hard: NaN and subnormal results near a boundary)."""
-    n, d = _exp_neg_abs(x.to(tl.float64), tab)
+    n, d = _exp_neg_abs(x, tab)
     y = quotient(n, d)
     return y, subnormal_hard(y, HARD_K)
 
@@ -79,17 +82,18 @@ def sigmoid(x, tab):
 @triton.jit
 def silu(x, tab):
     """x float32 -> (float64 silu(x), hard: NaN and subnormal results near a boundary)."""
-    w = tl.maximum(x.to(tl.float64), EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL)
-    n, d = _exp_neg_abs(w, tab)
-    y = quotient(w * n, d)
+    w32 = tl.maximum(x, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL)
+    n, d = _exp_neg_abs(w32, tab)
+    y = quotient(w32.to(tl.float64) * n, d)
     return y, subnormal_hard(y, HARD_K)
 
 
 @triton.jit
 def mish(x, tab):
     """x float32 -> (float64 mish(x), hard: NaN and subnormal results near a boundary)."""
-    w = tl.maximum(x.to(tl.float64), EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL)
-    v = exp_core(tl.minimum(w, MISH_CLAMP, propagate_nan=tl.PropagateNan.ALL), tab)
+    w32 = tl.maximum(x, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL)
+    w = w32.to(tl.float64)
+    v = exp_core(tl.minimum(w32, MISH_CLAMP, propagate_nan=tl.PropagateNan.ALL).to(tl.float64), tab)
     q = v * (v + 2.0)
     y = quotient(w * q, q + 2.0)
     return y, subnormal_hard(y, HARD_K)
@@ -99,7 +103,7 @@ def mish(x, tab):
 def selu(x, tab):
     """x float32 -> (float64 selu(x), hard: NaN and subnormal results near a boundary). selu(-0) = -0: expm1_core(-0) = +0 takes x's sign."""
     w = x.to(tl.float64)
-    neg = expm1_core(tl.maximum(w, EXPM1_LOW, propagate_nan=tl.PropagateNan.ALL), tab) * SELU_SCALE_ALPHA
+    neg = expm1_core(tl.maximum(x, EXPM1_LOW, propagate_nan=tl.PropagateNan.ALL).to(tl.float64), tab) * SELU_SCALE_ALPHA
     y = tl.where(w > 0, w * SELU_SCALE, tl.where(w == 0, w, neg))
     return y, subnormal_or_nan(x)
 
@@ -134,7 +138,8 @@ def log_sigmoid(x, tab):
     """x float32 -> (float64 log_sigmoid(x), hard: as sigmoid's); tab = EXP_LOG_TABLE. -inf gives
     -inf; +inf gives -e^-700, which rounds to -0 as the exact body's -(0 + log1p(0)) is."""
     w = x.to(tl.float64)
-    e = exp_core(tl.maximum(tl.abs(w) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL), tab)
+    e = exp_core(tl.maximum(tl.abs(x) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL).to(tl.float64),
+                 tab)
     y = tl.minimum(w, 0.0) - log1p64(e, tab + LOG_OFFSET)
     return y, subnormal_hard(y, HARD_K)
 
@@ -170,7 +175,7 @@ def elu(x, alpha, tab):
     clamped to -200, where expm1 is -1 in float64), alpha times x's zero for a zero x (elu(-0) is
     alpha (-0) as in the exact body)."""
     w = x.to(tl.float64)
-    neg = alpha * expm1_core(tl.maximum(w, EXPM1_LOW, propagate_nan=tl.PropagateNan.ALL), tab)
+    neg = alpha * expm1_core(tl.maximum(x, EXPM1_LOW, propagate_nan=tl.PropagateNan.ALL).to(tl.float64), tab)
     y = tl.where(w > 0, w, tl.where(w == 0, alpha * w, neg))
     return y, _or_bad(subnormal_hard(y, HARD_K), alpha, 0.0, float("inf"))
 
@@ -211,7 +216,7 @@ def glu(a, b, tab):
     """a, b float32 -> (float64 a sigmoid(b), hard: an infinite or NaN operand (a = inf with b = -inf
     is inf * 0 there), NaN and subnormal results near a boundary). a n rounds once, the quotient
     ~2^-52: within 2^-51."""
-    n, d = _exp_neg_abs(b.to(tl.float64), tab)
+    n, d = _exp_neg_abs(b, tab)
     y = quotient(a.to(tl.float64) * n, d)
     return y, ~_finite(a, b) | subnormal_hard(y, HARD_K)
 
@@ -222,7 +227,7 @@ def swiglu(g, u, tab):
     where g u is a float32 tie (g > 32: sigmoid 1 - e with e under the window, or tiny g: g u/2)
     the value lies within the window of it and the exact body, which keeps the residual, decides."""
     wg = g.to(tl.float64)
-    n, d = _exp_neg_abs(wg, tab)
+    n, d = _exp_neg_abs(g, tab)
     y = quotient((wg * u.to(tl.float64)) * n, d)
     return y, ~_finite(g, u) | subnormal_hard(y, HARD_K)
 

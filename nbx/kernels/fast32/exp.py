@@ -106,7 +106,7 @@ def clamp(w, lo, hi):
 @triton.jit
 def expm1(x, tab):
     """x float32 -> (float64 expm1(x), outside: subnormal x and NaN)."""
-    w = clamp(x.to(tl.float64), EXPM1_LOW, SINH_CLAMP)
+    w = clamp(x, EXPM1_LOW, SINH_CLAMP).to(tl.float64)          # clamped in float32: FMNMX, NaN kept
     y = with_sign_of(tl.abs(expm1_core(w, tab)), x)
     return y, subnormal_or_nan(x)
 
