@@ -58,6 +58,7 @@ INV6 = tl.constexpr(1.0 / 6.0)                 # within 2^-54 relative: hardswis
 EXP_LOG_TABLE = np.concatenate([EXP_TABLE, LOG_TABLE])
 LOG_OFFSET = tl.constexpr(len(EXP_TABLE))
 GELU_TANH_K = tl.constexpr(2048)
+GELU_TANH_CLAMP = tl.constexpr(20.0)           # gelu tanh's u at |x| <= 20: |2u| <= 602
 GELU_ERF_CLAMP = tl.constexpr(14.4375)         # gelu(-14.4375) = -2^-151.7 rounds to -0
 
 
@@ -110,12 +111,15 @@ def selu(x, tab):
 
 @triton.jit
 def gelu_tanh(x, tab):
-    """x float32 -> (float64 gelu(x, approximate='tanh'), hard: NaN and subnormal results near a boundary). x = -inf: u = -inf, exp(-2u)
-    clamped to e^700, and x clamped to -1e4 gives -1e4 e^-700, which rounds to -0, the limit."""
-    w = x.to(tl.float64)
-    u = w * (w * w * GELU_C2 + SQRT_2_OVER_PI)
-    e = exp_core(clamp(u * -2.0, EXP_MAX_ARG * -1.0, EXP_MAX_ARG), tab)
-    y = quotient(tl.maximum(w, -1.0e4, propagate_nan=tl.PropagateNan.ALL), 1.0 + e)
+    """x float32 -> (float64 gelu(x, approximate='tanh'), hard: NaN and subnormal results near a
+    boundary). u is taken at x clamped to +-20 in float32 (|2u| <= 602, inside exp's domain): from
+    x = 20, exp(-2u) < 2^-860 and y = x, as gelu rounds; below -20, x clamped to -1e4 over 1 + e^602
+    is below 2^-850 and rounds to -0, as gelu (and its limit at -inf) does. The clamps are float32
+    FMNMX keeping NaN, where float64 ones cost ~8 instructions each."""
+    c = clamp(x, -GELU_TANH_CLAMP, GELU_TANH_CLAMP).to(tl.float64)
+    u = c * (c * c * GELU_C2 + SQRT_2_OVER_PI)
+    e = exp_core(u * -2.0, tab)
+    y = quotient(tl.maximum(x, -1.0e4, propagate_nan=tl.PropagateNan.ALL).to(tl.float64), 1.0 + e)
     return y, subnormal_hard(y, GELU_TANH_K)
 
 
