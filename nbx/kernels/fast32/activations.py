@@ -166,10 +166,12 @@ def softplus(x, beta, threshold, tab):
     |beta| > 2^-800, where the exact value is smaller still: both round to beta's zero."""
     w = x.to(tl.float64)
     u = w * beta
-    e = exp_core(tl.maximum(tl.abs(u) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL), tab)
+    # u is born in float64: its clamp drops NaN (a NaN-keeping float64 max is ~8 instructions on
+    # sm_90) and a NaN x is flagged from x itself
+    e = exp_core(tl.maximum(tl.abs(u) * -1.0, EXP_MAX_ARG * -1.0), tab)
     s = tl.maximum(u, 0.0) + log1p64(e, tab + LOG_OFFSET)
     y = tl.where(u > threshold, w, quotient(s, beta))
-    return y, _or_bad(subnormal_hard(y, HARD_K), beta, 2.0 ** -800, 2.0 ** 1000)
+    return y, _or_bad(subnormal_hard(y, HARD_K) | (x != x), beta, 2.0 ** -800, 2.0 ** 1000)
 
 
 @triton.jit
@@ -194,9 +196,11 @@ def celu(x, alpha, tab):
     u = 16, so the two values stay within 2^-47 of each other."""
     w = x.to(tl.float64)
     u = quotient(w, alpha)
-    neg = alpha * expm1_core(clamp(u, EXPM1_LOW, CELU_HIGH), tab)
+    # u's clamp drops NaN (as softplus's does) and a NaN x is flagged from x itself
+    neg = alpha * expm1_core(tl.minimum(tl.maximum(u, EXPM1_LOW), CELU_HIGH), tab)
     y = tl.where(w >= 0, w, neg)
-    return y, _or_bad(subnormal_hard(y, HARD_K) | ((u > CELU_HIGH) & (w < 0)), alpha, 2.0 ** -1000, 2.0 ** 1000)
+    hard = subnormal_hard(y, HARD_K) | ((u > CELU_HIGH) & (w < 0)) | (x != x)
+    return y, _or_bad(hard, alpha, 2.0 ** -1000, 2.0 ** 1000)
 
 
 @triton.jit
