@@ -32,7 +32,7 @@ import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
 from ..fastpath import FastPath
-from .exp import EXP_MAX_ARG, EXP_TABLE, clamp, exp_core2
+from .exp import EXP_MAX_ARG, EXP_TABLE, exp_core2
 from .keys import HARD_K, subnormal_hard
 from .log import LOG_K0, LOG_RCP, LOG_TABLE, MAGIC_K
 from .reduce import MAGIC
@@ -90,7 +90,7 @@ def pow(a, b, tab):
     wb = b.to(tl.float64)
     ph = wb * h
     pl = libdevice.fma(wb, h, ph * -1.0) + wb * lo      # the product's error, exact (fused)
-    w = clamp(ph, EXP_MAX_ARG * -1.0, EXP_MAX_ARG)
+    w = tl.minimum(tl.maximum(ph, EXP_MAX_ARG * -1.0), EXP_MAX_ARG)   # NaN comes only from operands flagged outside
     y = exp_core2(w, tl.where(w == ph, pl, 0.0), tab)        # clamped: the low part is no longer w's
     integral = b == libdevice.floor(b)
     half = b * 0.5
