@@ -130,8 +130,9 @@ def gelu_erf(x, tab):
     (1 - h = 1); -0 gives -0 (1 - h = 1/2). Near 0, x/2 + x^2/sqrt(2 pi) + O(x^4) keeps the
     rational's relative error: the exact body's x/2 + x^2/sqrt(2 pi) rounded to odd (below |x| =
     2^-30) is within 2^-52 of it."""
-    w = tl.maximum(x, GELU_ERF_CLAMP * -1.0, propagate_nan=tl.PropagateNan.ALL).to(tl.float64)
-    a = tl.minimum(tl.abs(w), GELU_ERF_CLAMP)
+    w32 = tl.maximum(x, GELU_ERF_CLAMP * -1.0, propagate_nan=tl.PropagateNan.ALL)
+    w = w32.to(tl.float64)
+    a = tl.minimum(tl.abs(w32), GELU_ERF_CLAMP).to(tl.float64)        # float32 FMNMX, then widened
     h = erfc_abs(a, a * (a * -0.5), tab, GELU_ERF_P, GELU_ERF_Q)
     y = w * tl.where(x < 0, h, 1.0 - h)
     return y, subnormal_hard(y, HARD_K)
