@@ -141,11 +141,11 @@ def gelu_erf(x, tab):
 @triton.jit
 def log_sigmoid(x, tab):
     """x float32 -> (float64 log_sigmoid(x), hard: as sigmoid's); tab = EXP_LOG_TABLE. -inf gives
-    -inf; +inf gives -e^-700, which rounds to -0 as the exact body's -(0 + log1p(0)) is."""
-    w = x.to(tl.float64)
+    -inf; +inf gives -e^-700, which rounds to -0 as the exact body's -(0 + log1p(0)) is. min(x, 0)
+    is taken in float32 and widened (a NaN x gives a NaN e)."""
     e = exp_core(tl.maximum(tl.abs(x) * -1.0, EXP_MAX_ARG * -1.0, propagate_nan=tl.PropagateNan.ALL).to(tl.float64),
                  tab)
-    y = tl.minimum(w, 0.0) - log1p64(e, tab + LOG_OFFSET)
+    y = tl.minimum(x, 0.0).to(tl.float64) - log1p64(e, tab + LOG_OFFSET)
     return y, subnormal_hard(y, HARD_K)
 
 
