@@ -69,18 +69,16 @@ def apply_fast(FAST: tl.constexpr, TAB: tl.constexpr, K: tl.constexpr, N_IN: tl.
 @triton.jit
 def evaluate(FAST: tl.constexpr, TAB: tl.constexpr, N_IN: tl.constexpr, NP: tl.constexpr, a, b, c, q0, q1, q2, tab):
     """FastPath.evaluate on its operands, the op's NP scalar parameters and, with a table, the table
-    -> (float64 y, outside). A binary fast path with a table takes no parameters: FAST(a, b, tab)."""
+    after them (apply_body with the table as one more parameter) -> (float64 y, outside)."""
     if TAB:
-        if N_IN == 2:
-            return FAST(a, b, tab)
-        elif NP == 0:
-            return FAST(a, tab)
+        tl.static_assert(NP < 3, "a fast path with a table takes at most two number parameters")
+        if NP == 0:
+            q0 = tab
         elif NP == 1:
-            return FAST(a, q0, tab)
-        elif NP == 2:
-            return FAST(a, q0, q1, tab)
+            q1 = tab
         else:
-            return FAST(a, q0, q1, q2, tab)
+            q2 = tab
+        return apply_body(FAST, N_IN, NP + 1, a, b, c, q0, q1, q2)
     else:
         return apply_body(FAST, N_IN, NP, a, b, c, q0, q1, q2)
 
